@@ -1,0 +1,39 @@
+"""pymc_partition: Bayesian clustering as a first-class PyMC citizen.
+
+A partition of items is a PyMC variable (:class:`Partition`) with an exchangeable prior; the data
+enter through a closed-form conjugate marginal likelihood (:class:`MarginalLikelihood`), so the
+model's logp is the exact unnormalized log posterior of the partition.
+"""
+
+from . import state
+from .distribution import Partition, PartitionRV
+from .families import ConjugateFamily, SpikeSlabNormal
+from .likelihood import MarginalLikelihood
+from .model_spec import PartitionSpec, partition_spec
+from .priors import (
+    DirichletProcess,
+    PartitionPrior,
+    PitmanYor,
+    UniformMultinomialDirichlet,
+    UniformPartition,
+)
+from .state import canonicalize, state_keys
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Partition",
+    "PartitionRV",
+    "MarginalLikelihood",
+    "ConjugateFamily",
+    "SpikeSlabNormal",
+    "PartitionPrior",
+    "UniformMultinomialDirichlet",
+    "DirichletProcess",
+    "PitmanYor",
+    "UniformPartition",
+    "PartitionSpec",
+    "partition_spec",
+    "canonicalize",
+    "state_keys",
+]

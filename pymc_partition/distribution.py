@@ -1,0 +1,184 @@
+"""The partition variable: a PyMC distribution over canonical label vectors.
+
+``Partition("z", n_items, prior)`` adds an ``int64`` vector of canonical labels to the model whose
+logp is the exact log prior probability of the partition (``-inf`` off the support, i.e. for a
+label vector that is not a restricted growth string). The prior enters the graph only through its
+normalized ``log_g``/``log_h`` tables (see :mod:`pymc_partition.priors`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+from pymc.distributions.distribution import Discrete
+from pytensor.tensor.random.op import RandomVariable
+
+from .priors import PartitionPrior, _check_n_items
+
+__all__ = ["Partition", "PartitionRV", "sample_prior_labels", "partition_logp_graph"]
+
+
+def _prefix_weights(log_g, log_h):
+    """``V[m, j]``: log total weight of completing a partition with ``m`` items left, ``j`` blocks used."""
+    from scipy.special import gammaln, logsumexp
+
+    n = log_g.shape[0] - 1
+    V = np.full((n + 1, n + 1), -np.inf)
+    V[0, 1:] = log_g[1:]
+    for m in range(1, n + 1):
+        for j in range(0, n - m + 1):
+            k = np.arange(1, m + 1)
+            terms = (
+                gammaln(m) - gammaln(k) - gammaln(m - k + 1) + log_h[k] + V[m - k, j + 1]
+            )
+            V[m, j] = logsumexp(terms)
+    return V
+
+
+def sample_prior_labels(log_g, log_h, rng, size=()):
+    """Exact draws from an exchangeable partition prior given its tables.
+
+    The block holding the first unassigned item has size ``k`` with probability proportional to
+    ``binom(m-1, k-1) h(k) V[m-k, j+1]``; its other members are a uniform subset of the rest.
+    """
+    log_g = np.asarray(log_g, dtype=float)
+    log_h = np.asarray(log_h, dtype=float)
+    n = log_g.shape[0] - 1
+    V = _prefix_weights(log_g, log_h)
+    from scipy.special import gammaln
+
+    size = () if size is None else tuple(np.atleast_1d(size).astype(int))
+    n_draws = int(np.prod(size)) if size else 1
+    out = np.empty((n_draws, n), dtype=np.int64)
+    for d in range(n_draws):
+        remaining = list(range(n))
+        labels = np.empty(n, dtype=np.int64)
+        j = 0
+        while remaining:
+            m = len(remaining)
+            k = np.arange(1, m + 1)
+            logw = gammaln(m) - gammaln(k) - gammaln(m - k + 1) + log_h[k] + V[m - k, j + 1]
+            w = np.exp(logw - logw.max())
+            size_k = rng.choice(k, p=w / w.sum())
+            first = remaining[0]
+            others = rng.choice(remaining[1:], size=size_k - 1, replace=False) if size_k > 1 else []
+            block = [first, *others]
+            labels[block] = j
+            remaining = [i for i in remaining if i not in set(block)]
+            j += 1
+        # blocks were opened in order of their lowest item, so labels are already canonical
+        out[d] = labels
+    return out.reshape(size + (n,)) if size else out[0]
+
+
+class PartitionRV(RandomVariable):
+    """RandomVariable of canonical label vectors; parameters are the prior's ``log_g``, ``log_h``."""
+
+    name = "partition"
+    signature = "(m),(m)->(n)"
+    dtype = "int64"
+    _print_name = ("Partition", "\\operatorname{Partition}")
+
+    def _supp_shape_from_params(self, dist_params, param_shapes=None):
+        shape = param_shapes[0] if param_shapes is not None else dist_params[0].shape
+        return (shape[-1] - 1,)
+
+    @classmethod
+    def rng_fn(cls, rng, log_g, log_h, size):
+        if np.ndim(log_g) != 1 or np.ndim(log_h) != 1:
+            raise NotImplementedError("Batched partition priors are not supported.")
+        return sample_prior_labels(log_g, log_h, rng, size=size)
+
+
+partition_rv = PartitionRV()
+
+
+def _is_canonical_graph(z):
+    """Symbolic restricted-growth-string check in O(n log n) (no scan)."""
+    n = z.shape[0]
+    order = pt.argsort(z, kind="mergesort")  # stable: equal labels keep item order
+    sz = z[order]
+    starts = pt.concatenate([pt.ones((1,), dtype="int64"), pt.neq(sz[1:], sz[:-1]).astype("int64")])
+    first = pt.zeros((n,), dtype="int64")[order].set(starts)
+    n_seen = pt.cumsum(first)
+    # every label must be introduced as the next unused one, in item order
+    return pt.and_(pt.all(z >= 0), pt.all(pt.eq(first * (n_seen - 1 - z), 0)))
+
+
+def partition_logp_graph(z, log_g, log_h):
+    """Exact log prior of canonical labels ``z`` from the prior tables, ``-inf`` off the support."""
+    n = log_g.shape[0] - 1
+    z = pt.as_tensor_variable(z)
+    zc = pt.clip(z, 0, n - 1)
+    counts = pt.bincount(zc, minlength=n)
+    n_clusters = pt.sum(pt.gt(counts, 0))
+    logp = log_g[n_clusters] + pt.sum(pt.switch(pt.gt(counts, 0), log_h[counts], 0.0))
+    ok = pt.and_(_is_canonical_graph(z), pt.eq(z.shape[0], n))
+    return pt.switch(ok, logp, -np.inf)
+
+
+class Partition(Discrete):
+    r"""A partition of ``n_items`` items, stored as canonical labels, with an exchangeable prior.
+
+    Parameters
+    ----------
+    name : str
+        Variable name (in a model context).
+    n_items : int
+        Number of items to partition (>= 1).
+    prior : PartitionPrior
+        Prior on partitions, e.g. :class:`~pymc_partition.UniformMultinomialDirichlet`,
+        :class:`~pymc_partition.DirichletProcess`, :class:`~pymc_partition.PitmanYor` or
+        :class:`~pymc_partition.UniformPartition`.
+
+    Notes
+    -----
+    The value is a restricted growth string: item 0 has label 0 and each next item has a label
+    already used or the next unused one, so every partition has exactly one value. The logp is
+    the exact, normalized log prior probability and ``-inf`` for any other label vector. The
+    initial point is the one-cluster partition (all zeros).
+
+    Examples
+    --------
+    >>> import pymc as pm, pymc_partition as pmp
+    >>> with pm.Model():
+    ...     z = pmp.Partition("z", n_items=5, prior=pmp.DirichletProcess(alpha=1.0))
+    """
+
+    rv_type = PartitionRV
+    rv_op = partition_rv
+
+    def __new__(cls, name, n_items=None, prior=None, **kwargs):
+        return super().__new__(cls, name, n_items=n_items, prior=prior, **kwargs)
+
+    @classmethod
+    def dist(cls, n_items=None, prior=None, **kwargs):
+        if n_items is None:
+            raise TypeError("Partition needs `n_items`, the number of items to partition.")
+        n_items = _check_n_items(n_items)
+        if prior is None:
+            raise TypeError(
+                "Partition needs a `prior`, e.g. pmp.UniformMultinomialDirichlet() or "
+                "pmp.DirichletProcess(alpha=1.0)."
+            )
+        if not isinstance(prior, PartitionPrior):
+            raise TypeError(
+                f"`prior` must be a PartitionPrior (e.g. pmp.DirichletProcess()), got "
+                f"{type(prior).__name__}."
+            )
+        for bad in ("size", "shape"):
+            if kwargs.get(bad) is not None:
+                raise ValueError(
+                    f"Partition does not take `{bad}`; its length is `n_items` ({n_items})."
+                )
+        log_g, log_h = prior.tables(n_items)
+        rv = super().dist([pt.constant(log_g), pt.constant(log_h)], **kwargs)
+        rv.tag.partition_prior = prior
+        return rv
+
+    def support_point(rv, size, log_g, log_h):
+        n = log_g.shape[0] - 1
+        return pt.zeros((n,), dtype="int64")
+
+    def logp(value, log_g, log_h):
+        return partition_logp_graph(value, log_g, log_h)

@@ -1,0 +1,193 @@
+"""Base class of conjugate families: additive per-item statistics and a pytensor cluster log marginal.
+
+A family turns the data into one row of *additive* sufficient statistics per item
+(:meth:`ConjugateFamily.item_stats`, numpy); a cluster's statistics are the sum of its items'
+rows. :meth:`ConjugateFamily.log_marginal` maps a batch of cluster statistics ``(..., n_stats)``
+to the closed-form log marginal likelihood of each cluster, written once in pytensor. The model's
+logp, the exact posterior and the samplers' compiled kernels all call that one graph.
+
+The log marginal of an all-zero (empty) statistics row is never used: callers mask empty clusters.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+
+__all__ = ["ConjugateFamily", "check_data", "check_positive", "check_probability"]
+
+
+def check_positive(name, value):
+    """Validate a finite, strictly positive hyperparameter (scalar or array)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be numeric, got {value!r}.") from None
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"`{name}` must be finite and strictly positive, got {value!r}.")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def check_probability(name, value):
+    """Validate a probability strictly inside (0, 1)."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be numeric, got {value!r}.") from None
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0) or np.any(arr >= 1):
+        raise ValueError(f"`{name}` must lie strictly inside (0, 1), got {value!r}.")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def check_finite(name, value):
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be numeric, got {value!r}.") from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"`{name}` must be finite, got {value!r}.")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def check_data(values, item_index=None, n_items=None):
+    """Validate observed data and the row-to-item map.
+
+    Parameters
+    ----------
+    values : array_like, shape (n_rows,) or (n_rows, n_vars)
+        Observations, one row per replicate. A 1-d array is one variable.
+    item_index : array_like of int, shape (n_rows,), optional
+        Item of each row. ``None`` means one row per item.
+    n_items : int, optional
+        Number of items; defaults to ``max(item_index) + 1``.
+
+    Returns
+    -------
+    values : ndarray (n_rows, n_vars) float64
+    item_index : ndarray (n_rows,) int64
+    n_items : int
+    """
+    if hasattr(values, "to_numpy"):
+        values = values.to_numpy()
+    try:
+        values = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError("`observed` must be a numeric array.") from None
+    if values.ndim == 1:
+        values = values[:, None]
+    if values.ndim != 2:
+        raise ValueError(f"`observed` must be 1-d or 2-d (rows x variables), got {values.ndim}-d.")
+    if values.shape[0] == 0 or values.shape[1] == 0:
+        raise ValueError(f"`observed` is empty (shape {values.shape}).")
+    bad = ~np.isfinite(values)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise ValueError(
+            f"`observed` holds {int(bad.sum())} NaN or infinite value(s) (first at row {r}, "
+            f"column {c}); remove or impute them first."
+        )
+    n_rows = values.shape[0]
+    if item_index is None:
+        item_index = np.arange(n_rows)
+    else:
+        item_index = np.asarray(item_index)
+        if item_index.ndim != 1:
+            raise ValueError("`item_index` must be a 1-d array with one item number per row.")
+        if item_index.size and not np.issubdtype(item_index.dtype, np.integer):
+            raise TypeError(f"`item_index` must hold integers, got dtype {item_index.dtype}.")
+        if item_index.shape[0] != n_rows:
+            raise ValueError(
+                f"`item_index` has length {item_index.shape[0]} but `observed` has {n_rows} rows."
+            )
+        item_index = item_index.astype(np.int64)
+        if item_index.min() < 0:
+            raise ValueError("`item_index` holds negative item numbers.")
+    if n_items is None:
+        n_items = int(item_index.max()) + 1
+    else:
+        if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)):
+            raise TypeError(f"`n_items` must be an integer, got {type(n_items).__name__}.")
+        if n_items < 1:
+            raise ValueError(f"`n_items` must be at least 1, got {n_items}.")
+        n_items = int(n_items)
+        if item_index.max() >= n_items:
+            raise ValueError(
+                f"`item_index` names item {int(item_index.max())} but there are only {n_items} "
+                "items (numbered from 0)."
+            )
+    counts = np.bincount(item_index, minlength=n_items)
+    if np.any(counts == 0):
+        empty = np.flatnonzero(counts == 0)
+        raise ValueError(
+            f"item(s) {empty[:10].tolist()} have no data rows in `item_index`; every item needs "
+            "at least one row."
+        )
+    return values, item_index, n_items
+
+
+class ConjugateFamily:
+    """Base class: a conjugate model whose cluster log marginal depends on additive statistics.
+
+    Subclasses set ``_param_names`` and implement :meth:`_item_stats` (numpy) and
+    :meth:`log_marginal` (pytensor).
+    """
+
+    _param_names: tuple = ()
+
+    def item_stats(self, values, item_index=None, n_items=None):
+        """Per-item additive sufficient statistics.
+
+        Parameters
+        ----------
+        values : array_like, shape (n_rows,) or (n_rows, n_vars)
+        item_index : array_like of int, shape (n_rows,), optional
+        n_items : int, optional
+
+        Returns
+        -------
+        ndarray, shape (n_items, n_stats)
+            Row ``i`` holds item ``i``'s statistics; a cluster's statistics are the sum of rows.
+        """
+        values, item_index, n_items = check_data(values, item_index, n_items)
+        self._check_values(values)
+        return np.ascontiguousarray(self._item_stats(values, item_index, n_items), dtype=float)
+
+    def _check_values(self, values):
+        """Family-specific checks of the observed values (support)."""
+
+    def _item_stats(self, values, item_index, n_items):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def log_marginal(self, stats):  # pragma: no cover - abstract
+        """Log marginal likelihood of clusters from summed statistics.
+
+        Parameters
+        ----------
+        stats : TensorVariable, shape (..., n_stats)
+
+        Returns
+        -------
+        TensorVariable, shape (...)
+        """
+        raise NotImplementedError
+
+    def log_marginal_numpy(self, stats):
+        """Evaluate :meth:`log_marginal` on a numpy array (compiled once per family instance)."""
+        stats = np.asarray(stats, dtype=float)
+        fn = getattr(self, "_np_fn", None)
+        if fn is None:
+            s = pt.matrix("stats")
+            fn = pytensor.function([s], self.log_marginal(s))
+            self._np_fn = fn
+        flat = stats.reshape(-1, stats.shape[-1])
+        return np.asarray(fn(flat)).reshape(stats.shape[:-1])
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_np_fn", None)
+        return state
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._param_names)
+        return f"{type(self).__name__}({args})"

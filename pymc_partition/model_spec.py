@@ -1,0 +1,147 @@
+"""Read a clustering model back out of a PyMC model: prior tables, family, per-item statistics.
+
+The samplers and the exact posterior do not evaluate the PyMC graph per state; they work on the
+numbers a :class:`PartitionSpec` gathers once: the prior's ``log_g``/``log_h`` tables and, for each
+:class:`~pymc_partition.MarginalLikelihood` attached to the partition, its family and per-item
+statistics. The family's pytensor ``log_marginal`` stays the single formula they all evaluate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pymc as pm
+from pytensor.graph.traversal import ancestors
+
+from .distribution import PartitionRV
+from .likelihood import MarginalLikelihoodRV
+
+__all__ = ["PartitionSpec", "LikelihoodTerm", "partition_spec", "find_partition_vars"]
+
+
+@dataclass(frozen=True)
+class LikelihoodTerm:
+    """One ``MarginalLikelihood`` attached to the partition."""
+
+    name: str
+    family: object
+    item_stats: np.ndarray  # (n_items, n_stats)
+
+
+@dataclass(frozen=True)
+class PartitionSpec:
+    """Everything needed to score partitions of one ``Partition`` variable of a model.
+
+    ``log_posterior(z) = log_g[C] + sum_c (log_h[n_c] + sum_terms log_marginal(stats_c))`` is the
+    exact unnormalized log posterior, equal to ``model.compile_logp()`` when the partition and its
+    likelihoods are the whole model.
+    """
+
+    name: str
+    n_items: int
+    log_g: np.ndarray
+    log_h: np.ndarray
+    terms: tuple = field(default_factory=tuple)
+    prior: object = None
+
+    def cluster_log_marginal(self, cluster_stats):
+        """Summed log marginal of all terms for clusters; ``cluster_stats`` is a list per term."""
+        total = 0.0
+        for term, stats in zip(self.terms, cluster_stats):
+            total = total + term.family.log_marginal_numpy(stats)
+        return total
+
+    def log_posterior(self, labels):
+        """Exact unnormalized log posterior of canonical label vector(s) ``(..., n_items)``."""
+        from .state import canonicalize
+
+        labels = canonicalize(labels)
+        flat = labels.reshape(-1, self.n_items)
+        out = np.empty(flat.shape[0])
+        for r, z in enumerate(flat):
+            sizes = np.bincount(z)
+            val = self.log_g[sizes.size] + self.log_h[sizes].sum()
+            for term in self.terms:
+                cs = np.zeros((sizes.size, term.item_stats.shape[1]))
+                np.add.at(cs, z, term.item_stats)
+                val += term.family.log_marginal_numpy(cs).sum()
+            out[r] = val
+        return out.reshape(labels.shape[:-1]) if labels.ndim > 1 else out[0]
+
+
+def find_partition_vars(model):
+    """The free random variables of ``model`` that are :class:`Partition` variables."""
+    return [rv for rv in model.free_RVs if isinstance(rv.owner.op, PartitionRV)]
+
+
+def _resolve_var(model, var):
+    parts = find_partition_vars(model)
+    if var is None:
+        if len(parts) != 1:
+            raise ValueError(
+                f"The model has {len(parts)} Partition variables; name the one to use."
+                if parts
+                else "The model has no pmp.Partition variable."
+            )
+        return parts[0]
+    if isinstance(var, str):
+        var = model[var]
+    value_to_rv = {model.rvs_to_values[rv]: rv for rv in model.free_RVs}
+    var = value_to_rv.get(var, var)
+    if var not in parts:
+        raise TypeError(
+            f"{getattr(var, 'name', var)!r} is not a pmp.Partition variable of the model."
+        )
+    return var
+
+
+def partition_spec(model=None, var=None, require_likelihood=True):
+    """Gather the prior tables and likelihood terms of a ``Partition`` variable.
+
+    Parameters
+    ----------
+    model : pymc.Model, optional
+        Defaults to the model on the context stack.
+    var : str or TensorVariable, optional
+        The partition variable (or its value variable); required when the model has several.
+    require_likelihood : bool
+        Raise if no ``MarginalLikelihood`` depends on the partition.
+
+    Returns
+    -------
+    PartitionSpec
+    """
+    model = pm.modelcontext(model)
+    rv = _resolve_var(model, var)
+    log_g = np.asarray(rv.owner.inputs[2].data, dtype=float)
+    log_h = np.asarray(rv.owner.inputs[3].data, dtype=float)
+    n_items = log_g.shape[0] - 1
+    terms = []
+    for obs in model.observed_RVs:
+        op = obs.owner.op
+        if isinstance(op, MarginalLikelihoodRV) and obs.owner.inputs[2] is rv:
+            stats = np.asarray(obs.owner.inputs[3].data, dtype=float)
+            terms.append(LikelihoodTerm(obs.name, op.family, stats))
+    # other terms may sit in the model, but none may depend on the partition: the samplers
+    # and the exact posterior score partitions from the prior tables and the terms alone
+    others = [
+        v.name
+        for v in model.free_RVs + model.observed_RVs + list(model.potentials)
+        if v is not rv
+        and not isinstance(v.owner.op, MarginalLikelihoodRV)
+        and rv in set(ancestors([v]))
+    ]
+    if others:
+        raise NotImplementedError(
+            f"{others} depend on the partition {rv.name!r} but are not pmp.MarginalLikelihood "
+            "terms; partition samplers and the exact posterior only handle conjugate "
+            "likelihood terms."
+        )
+    if require_likelihood and not terms:
+        raise ValueError(
+            f"No pmp.MarginalLikelihood depends on the partition {rv.name!r}; add one, e.g. "
+            f"pmp.MarginalLikelihood('y', partition={rv.name}, family=..., observed=...)."
+        )
+    prior = getattr(rv.tag, "partition_prior", None)
+    return PartitionSpec(rv.name, n_items, log_g, log_h, tuple(terms), prior)

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pymc as pm
+import pytensor.tensor as pt
 from pytensor.graph.traversal import ancestors
 
 from .distribution import PartitionRV
+from .families.base import ConjugateFamily
 from .likelihood import MarginalLikelihoodRV
 
 __all__ = ["PartitionSpec", "LikelihoodTerm", "partition_spec", "find_partition_vars"]
@@ -45,12 +47,19 @@ class PartitionSpec:
     terms: tuple = field(default_factory=tuple)
     prior: object = None
 
-    def cluster_log_marginal(self, cluster_stats):
-        """Summed log marginal of all terms for clusters; ``cluster_stats`` is a list per term."""
-        total = 0.0
-        for term, stats in zip(self.terms, cluster_stats):
-            total = total + term.family.log_marginal_numpy(stats)
-        return total
+    @property
+    def family(self):
+        """One family scoring all likelihood terms at once (stats side by side, logs summed)."""
+        if len(self.terms) == 1:
+            return self.terms[0].family
+        return StackedFamily([t.family for t in self.terms], [t.item_stats.shape[1] for t in self.terms])
+
+    @property
+    def item_stats(self):
+        """Per-item statistics of all terms side by side, ``(n_items, n_stats)``; matches :attr:`family`."""
+        if len(self.terms) == 1:
+            return self.terms[0].item_stats
+        return np.ascontiguousarray(np.concatenate([t.item_stats for t in self.terms], axis=1))
 
     def log_posterior(self, labels):
         """Exact unnormalized log posterior of canonical label vector(s) ``(..., n_items)``."""
@@ -62,12 +71,30 @@ class PartitionSpec:
         for r, z in enumerate(flat):
             sizes = np.bincount(z)
             val = self.log_g[sizes.size] + self.log_h[sizes].sum()
-            for term in self.terms:
-                cs = np.zeros((sizes.size, term.item_stats.shape[1]))
-                np.add.at(cs, z, term.item_stats)
-                val += term.family.log_marginal_numpy(cs).sum()
+            cs = np.zeros((sizes.size, self.item_stats.shape[1]))
+            np.add.at(cs, z, self.item_stats)
+            val += self.family.log_marginal_numpy(cs).sum()
             out[r] = val
         return out.reshape(labels.shape[:-1]) if labels.ndim > 1 else out[0]
+
+
+class StackedFamily(ConjugateFamily):
+    """Several likelihood terms on the same partition seen as one family."""
+
+    def __init__(self, families, widths):
+        self.families = list(families)
+        self.widths = [int(w) for w in widths]
+
+    def log_marginal(self, stats):
+        stats = pt.as_tensor_variable(stats)
+        total, start = 0.0, 0
+        for fam, w in zip(self.families, self.widths):
+            total = total + fam.log_marginal(stats[..., start : start + w])
+            start += w
+        return total
+
+    def __repr__(self):
+        return f"StackedFamily({self.families!r})"
 
 
 def find_partition_vars(model):

@@ -5,7 +5,8 @@ enter through a closed-form conjugate marginal likelihood (:class:`MarginalLikel
 model's logp is the exact unnormalized log posterior of the partition.
 """
 
-from . import state
+from . import datasets, state
+from .empirical_bayes import SpikeSlabFit, compare_with_paper, fit_spike_slab
 from .distribution import Partition, PartitionRV
 from .families import ConjugateFamily, SpikeSlabNormal
 from .likelihood import MarginalLikelihood
@@ -34,6 +35,10 @@ __all__ = [
     "UniformPartition",
     "PartitionSpec",
     "partition_spec",
+    "datasets",
+    "fit_spike_slab",
+    "SpikeSlabFit",
+    "compare_with_paper",
     "canonicalize",
     "state_keys",
 ]

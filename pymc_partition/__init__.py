@@ -19,6 +19,7 @@ from .priors import (
     UniformPartition,
 )
 from .state import canonicalize, state_keys
+from .step_methods import GibbsPartition, SplitMerge
 
 __version__ = "0.1.0"
 
@@ -33,6 +34,8 @@ __all__ = [
     "DirichletProcess",
     "PitmanYor",
     "UniformPartition",
+    "GibbsPartition",
+    "SplitMerge",
     "PartitionSpec",
     "partition_spec",
     "datasets",

@@ -1,0 +1,238 @@
+"""Shared machinery of the partition step methods (PyMC ``BlockedStep`` subclasses).
+
+A step reads the model once at construction (:func:`~pymc_partition.partition_spec`: the prior's
+``log_g``/``log_h`` tables, the family and the per-item statistics), compiles the family's
+pytensor log marginal with the numba backend (:mod:`.compile`) and runs each PyMC step as one
+call of a compiled kernel (:mod:`.kernels`). Random numbers come from ``self.rng``, the numpy
+Generator PyMC sets per chain: each step draws a seed from it for numba's generator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
+from pymc.step_methods.state import dataclass_state
+from pymc.util import get_random_generator, get_value_vars_from_user_vars
+
+from ..distribution import PartitionRV
+from ..model_spec import partition_spec
+from ..state import canonicalize
+from . import kernels
+from .compile import compile_log_marginal
+
+__all__ = ["PartitionStep", "PartitionStepState", "is_partition_rv"]
+
+
+def is_partition_rv(var):
+    """Whether ``var`` (a random variable) is a :class:`~pymc_partition.Partition`."""
+    owner = getattr(var, "owner", None)
+    return owner is not None and isinstance(owner.op, PartitionRV)
+
+
+@dataclass_state
+class PartitionStepState(StepMethodState):
+    """Mutable sampling state of a partition step (reset between sequential chains)."""
+
+    n_steps: int
+
+
+def _check_count(name, value, minimum=0):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"`{name}` must be an integer, got {value!r}.")
+    if value < minimum:
+        raise ValueError(f"`{name}` must be at least {minimum}, got {value}.")
+    return int(value)
+
+
+def _check_probability(name, value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a number in [0, 1], got {value!r}.") from None
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"`{name}` must lie in [0, 1], got {value}.")
+    return value
+
+
+class PartitionStep(BlockedStep):
+    """Base class: a compiled sampler for one :class:`~pymc_partition.Partition` variable.
+
+    Subclasses set :attr:`name`, :attr:`stats_dtypes_shapes` and the sweep mix
+    (``self._n_gibbs``, ``self._n_split_merge``, ``self._n_scans``, ``self._gibbs_probability``),
+    and extend :meth:`_stats`.
+    """
+
+    name = "partition_step"
+    default_blocked = True
+    _state_class = PartitionStepState
+
+    stats_dtypes_shapes = {
+        "partition_logp": (np.float64, []),
+        "n_clusters": (np.int64, []),
+    }
+
+    # sweep mix, set by subclasses before ``_setup``
+    _n_gibbs = 1
+    _n_split_merge = 0
+    _n_scans = 0
+    _gibbs_probability = 0.0
+
+    def _setup(self, vars, model, rng, blocked):
+        model = pm.modelcontext(model)
+        if vars is None:
+            name = type(self).__name__
+            raise TypeError(f"{name} needs the Partition variable, e.g. {name}([z]).")
+        if not isinstance(vars, (list, tuple)):
+            vars = [vars]
+        if len(vars) != 1:
+            raise ValueError(
+                f"{type(self).__name__} samples exactly one pmp.Partition variable; got "
+                f"{len(vars)} variables. Use one step per partition."
+            )
+        value_vars = get_value_vars_from_user_vars(vars, model)
+        rv = model.values_to_rvs[value_vars[0]]
+        if not is_partition_rv(rv):
+            raise TypeError(
+                f"{type(self).__name__} samples pmp.Partition variables, but {rv.name!r} is a "
+                f"{type(rv.owner.op).__name__ if rv.owner is not None else type(rv).__name__}."
+            )
+        spec = partition_spec(model, rv)  # raises without a MarginalLikelihood
+        self.vars = value_vars
+        self.blocked = blocked
+        self.rng = get_random_generator(rng)
+        self.n_steps = 0
+        self.tune = False
+        self._value_name = value_vars[0].name
+        self._rv_name = rv.name
+        self.n_items = int(spec.n_items)
+        self.family = spec.family
+        self._X = np.ascontiguousarray(spec.item_stats, dtype=np.float64)
+        self._log_g = np.ascontiguousarray(spec.log_g, dtype=np.float64)
+        self._log_h = np.ascontiguousarray(spec.log_h, dtype=np.float64)
+        self._lm = None
+        self._item_lm = None
+        self._last = None
+        self._allocate()
+        self._compile()
+
+    # ------------------------------------------------------------------ compiled state
+    def _allocate(self):
+        n, d = self._X.shape
+        i64 = np.int64
+        self._buf = dict(
+            z=np.zeros(n, i64),
+            counts=np.zeros(n, i64),
+            cstats=np.zeros((n, d)),
+            clm=np.zeros(n),
+            active=np.zeros(n, i64),
+            pos=np.zeros(n, i64),
+            free=np.zeros(n, i64),
+            meta=np.zeros(2, i64),
+            tmp=np.zeros(d),
+            cand=np.zeros(n + 1),
+            logw=np.zeros(n + 1),
+            order=np.zeros(n, i64),
+            members=np.zeros(n, i64),
+            side=np.zeros(n, i64),
+            cs=np.zeros((2, d)),
+            cn=np.zeros(2, i64),
+            clms=np.zeros(2),
+        )
+
+    def _compile(self):
+        """Compile the family's log marginal and the step kernel (once per process and family)."""
+        self._lm = compile_log_marginal(self.family, self._X.shape[1])
+        self._item_lm = kernels.item_log_marginals(self._X, self._lm.addresses)
+        # warm the kernel up on a throw-away state so that compile time is not sampling time
+        n = self.n_items
+        labels = np.zeros(n, np.int64)
+        self._call_kernel(0, labels, False, np.empty(n, np.int64), n_gibbs=0, n_split_merge=0)
+        self._last = None
+
+    def _call_kernel(self, seed, labels, reuse, out, n_gibbs=None, n_split_merge=None):
+        b = self._buf
+        return kernels.run_step(
+            seed, labels, reuse, self._X, self._item_lm, self._log_g, self._log_h,
+            self._lm.addresses,
+            self._n_gibbs if n_gibbs is None else n_gibbs,
+            self._n_split_merge if n_split_merge is None else n_split_merge,
+            self._n_scans, self._gibbs_probability,
+            b["z"], b["counts"], b["cstats"], b["clm"], b["active"], b["pos"], b["free"],
+            b["meta"], b["tmp"], b["cand"], b["logw"], b["order"], b["members"], b["side"],
+            b["cs"], b["cn"], b["clms"], out,
+        )  # fmt: skip
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        # the numba dispatcher is rebuilt (from the process-level cache) after unpickling
+        state["_lm"] = None
+        state["_last"] = None
+        return state
+
+    # ------------------------------------------------------------------ PyMC interface
+    def _input_labels(self, point):
+        labels = np.asarray(point[self._value_name])
+        if labels.shape != (self.n_items,):
+            raise ValueError(
+                f"{self._rv_name!r} has shape {labels.shape}, expected ({self.n_items},)."
+            )
+        if not np.issubdtype(labels.dtype, np.integer):
+            raise TypeError(f"{self._rv_name!r} must hold integer labels, got {labels.dtype}.")
+        # canonical form (any labelling of the same partition is accepted)
+        return np.ascontiguousarray(canonicalize(labels.astype(np.int64)), dtype=np.int64)
+
+    def step(self, point):
+        if self._lm is None:  # after unpickling in another process
+            self._lm = compile_log_marginal(self.family, self._X.shape[1])
+        raw = point[self._value_name]
+        last = self._last
+        # the cluster state left by the previous step is reused when the labels are the ones it
+        # returned (PyMC passes them back unchanged); otherwise it is rebuilt from the labels
+        reuse = last is not None and (raw is last or np.array_equal(raw, last))
+        labels = last if reuse else self._input_labels(point)
+        seed = self.rng.bit_generator.random_raw() >> 32  # a 32-bit seed for numba's generator
+        out = np.empty(self.n_items, np.int64)
+        self._last = None
+        res = self._call_kernel(seed, labels, reuse, out)
+        self._last = out
+        self.n_steps += 1
+        new_point = point.copy()
+        new_point[self._value_name] = out
+        return new_point, [self._stats(res)]
+
+    def _stats(self, res):
+        return {"partition_logp": res[0], "n_clusters": res[1]}
+
+    def reset_tuning(self):
+        """Nothing to tune: the samplers have no adaptive parameters."""
+        return None
+
+    def stop_tuning(self):
+        self.tune = False
+
+    @staticmethod
+    def _progressbar_config(n_chains=1):
+        from rich.progress import TextColumn
+        from rich.table import Column
+
+        columns = [
+            TextColumn("{task.fields[n_clusters]}", table_column=Column("Clusters", ratio=1)),
+            TextColumn(
+                "{task.fields[partition_logp]:0.2f}", table_column=Column("Partition logp", ratio=1)
+            ),
+        ]
+        stats = {"n_clusters": [0] * n_chains, "partition_logp": [0.0] * n_chains}
+        return columns, stats
+
+    @staticmethod
+    def _make_progressbar_update_functions():
+        def update_stats(step_stats):
+            return {k: step_stats[k] for k in ("n_clusters", "partition_logp")}
+
+        return (update_stats,)
+
+    @staticmethod
+    def competence(var, has_grad):
+        return Competence.INCOMPATIBLE
+

@@ -1,0 +1,140 @@
+"""Compile a family's pytensor cluster log marginal into a numba dispatcher.
+
+The family's :meth:`~pymc_partition.ConjugateFamily.log_marginal` graph stays the single source of
+truth: it is compiled once per family (and statistics width) with pytensor's numba backend, and
+the resulting numba dispatcher (``fn.vm.jit_fn``) is called from inside the ``@numba.njit`` sweep
+kernels of :mod:`pymc_partition.step_methods.kernels`, with no Python dispatch per call.
+
+Calling convention of the dispatcher (checked experimentally with pytensor 2.38): it takes the
+function's inputs as arrays (here one C-contiguous float64 vector of summed statistics) and
+returns a tuple of 0-d arrays, so a kernel reads ``lm(stats)[0].item()``.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+
+import numba
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+
+__all__ = ["compile_log_marginal", "family_key"]
+
+_CACHE: dict = {}
+_LOCK = threading.Lock()
+
+
+def family_key(family, n_stats):
+    """A hashable key identifying a family's log marginal for a statistics width."""
+    try:
+        blob = pickle.dumps(family, protocol=4)
+    except Exception:  # unpicklable family: fall back to identity
+        blob = ("id", id(family))
+    return (type(family).__module__, type(family).__qualname__, blob, int(n_stats))
+
+
+def _build(family, n_stats):
+    stats = pt.vector("stats", dtype="float64")
+    out = pt.as_tensor_variable(family.log_marginal(stats))
+    if out.ndim != 0:
+        raise ValueError(
+            f"{type(family).__name__}.log_marginal must map a statistics vector (n_stats,) to a "
+            f"scalar, got a {out.ndim}-d result."
+        )
+    out = pt.cast(out, "float64")
+    fn = pytensor.function([stats], out, mode="NUMBA", on_unused_input="ignore")
+    if len(fn.input_storage) != 1:
+        raise NotImplementedError(
+            f"{type(family).__name__}.log_marginal depends on shared variables; the compiled "
+            "partition samplers only support families whose hyperparameters are constants."
+        )
+    jit_fn = fn.vm.jit_fn
+    # check the calling convention once, on a harmless input
+    try:
+        res = jit_fn(np.ones(n_stats))
+    except Exception:  # a probe outside the family's domain: nothing to check
+        return fn, jit_fn
+    if not (isinstance(res, tuple) and len(res) == 1 and np.ndim(res[0]) == 0):
+        raise RuntimeError(
+            "Unexpected calling convention of pytensor's numba backend: expected a 1-tuple of "
+            f"0-d arrays, got {type(res).__name__}."
+        )
+    return fn, jit_fn
+
+
+def compile_log_marginal(family, n_stats):
+    """Numba dispatcher computing ``family.log_marginal`` of one statistics vector.
+
+    Parameters
+    ----------
+    family : ConjugateFamily
+    n_stats : int
+        Width of the statistics vector.
+
+    Returns
+    -------
+    CompiledLogMarginal
+        ``.dispatcher`` is ``lm(stats: float64[::1]) -> float64``, compiled with the signature
+        :data:`~.kernels.LM_SIG` so that the kernels call it as a first-class function (one
+        compiled kernel serves every family); ``.addresses`` is how the kernels receive it. It
+        wraps pytensor's dispatcher ``fn.vm.jit_fn``, which returns a 1-tuple of 0-d arrays.
+        Compiled once per process for equal families (cached by the family's pickled state).
+    """
+    key = family_key(family, n_stats)
+    with _LOCK:
+        hit = _CACHE.get(key)
+        if hit is None:
+            fn, jit_fn = _build(family, n_stats)
+            hit = CompiledLogMarginal(fn, jit_fn, _wrap(jit_fn))
+            _CACHE[key] = hit
+    return hit
+
+
+class CompiledLogMarginal:
+    """A family's log marginal compiled for the kernels.
+
+    Attributes
+    ----------
+    function : pytensor Function (NUMBA mode)
+    jit_fn : numba dispatcher of pytensor's graph, returning a 1-tuple of 0-d arrays
+    dispatcher : numba dispatcher ``lm(stats) -> float`` with signature ``kernels.LM_SIG``
+    addresses : int64 array ``[cfunc wrapper address, jit address]`` of ``dispatcher``, the
+        form the kernels take it in (valid in this process only; the objects above keep the
+        compiled code alive, and the cache keeps them for the life of the process)
+    """
+
+    def __init__(self, function, jit_fn, dispatcher):
+        from numba.experimental.function_type import _get_jit_address, _get_wrapper_address
+
+        from .kernels import LM_SIG
+
+        self.function = function
+        self.jit_fn = jit_fn
+        self.dispatcher = dispatcher
+        self.addresses = np.array(
+            [_get_wrapper_address(dispatcher, LM_SIG), _get_jit_address(dispatcher, LM_SIG)],
+            dtype=np.int64,
+        )
+        if (self.addresses <= 0).any():
+            raise RuntimeError("Could not get the address of the compiled log marginal.")
+
+    def __call__(self, stats):
+        return self.dispatcher(np.ascontiguousarray(stats, dtype=np.float64))
+
+    def __reduce__(self):  # never ship addresses to another process: recompile there
+        raise TypeError(
+            "CompiledLogMarginal is process-local; recompile it with compile_log_marginal."
+        )
+
+
+def _wrap(jit_fn):
+    """A first-class numba function ``lm(stats) -> float`` around pytensor's dispatcher."""
+    from .kernels import LM_SIG
+
+    @numba.njit(LM_SIG, nogil=True)
+    def lm(stats):
+        return jit_fn(stats)[0].item()
+
+    return lm

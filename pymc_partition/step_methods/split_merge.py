@@ -1,0 +1,160 @@
+"""Restricted-Gibbs split-merge sampler (Jain & Neal 2004) for a Partition variable."""
+
+from __future__ import annotations
+
+import numpy as np
+from pymc.step_methods.compound import Competence
+
+from .base import PartitionStep, _check_count, _check_probability, is_partition_rv
+
+__all__ = ["SplitMerge", "PROPOSAL_NONE", "PROPOSAL_SPLIT", "PROPOSAL_MERGE"]
+
+#: codes of the ``proposal`` sampler statistic
+PROPOSAL_NONE, PROPOSAL_SPLIT, PROPOSAL_MERGE = 0, 1, 2
+
+
+class SplitMerge(PartitionStep):
+    r"""Jain & Neal (2004) restricted-Gibbs split-merge sampler for a Partition variable.
+
+    A split-merge proposal picks two distinct items ``i, j`` uniformly at random and lets ``S``
+    be the other items of their clusters. A *launch state* splits ``S ∪ {i, j}`` in two
+    components anchored at ``i`` and ``j``: ``S`` is assigned uniformly at random and then
+    updated by ``n_restricted_scans`` restricted Gibbs scans (each item of ``S`` moves between
+    the two components only, from its conditional under the model). If ``i`` and ``j`` share a
+    cluster, one more restricted scan from the launch state is the proposed split; its
+    probability :math:`q` enters the Metropolis-Hastings ratio
+
+    .. math:: a = \min\Big(1, \frac{\pi(z^{split}) L(z^{split})}{\pi(z) L(z)}\,\frac{1}{q(z^{split}\mid z)}\Big).
+
+    Otherwise the proposal merges the two clusters, accepted with
+    :math:`\min(1, \frac{\pi(z^{merge})L(z^{merge})}{\pi(z)L(z)}\, q(z\mid z^{merge}))`, where
+    :math:`q(z \mid z^{merge})` is the probability that a restricted scan from the launch state
+    recreates the current split. The prior ratio comes from the exchangeable prior's tables.
+
+    Each step performs ``n_split_merge`` split-merge proposals, then ``n_gibbs_scans`` full
+    collapsed Gibbs sweeps (as :class:`GibbsPartition`), plus one more Gibbs sweep with
+    probability ``gibbs_probability``. Every piece leaves the posterior invariant, so any mix
+    is exact; the mix decides how well it mixes.
+
+    Parameters
+    ----------
+    vars : list
+        A list holding the one ``Partition`` variable to sample.
+    n_restricted_scans : int, default 5
+        Intermediate restricted Gibbs scans building the launch state (Jain & Neal's ``t``), >= 0.
+        ``0`` gives a uniformly random launch state: splits are then rarely accepted.
+    n_split_merge : int, default 1
+        Split-merge proposals per step, >= 0.
+    n_gibbs_scans : int, default 1
+        Full Gibbs sweeps per step, >= 0.
+    gibbs_probability : float, default 0.0
+        Probability of one extra Gibbs sweep per step, in [0, 1].
+    model : pymc.Model, optional
+    rng : RandomGenerator, optional
+
+    Notes
+    -----
+    A step must update something: ``n_split_merge``, ``n_gibbs_scans`` and ``gibbs_probability``
+    cannot all be zero. With ``n_gibbs_scans=0`` and ``gibbs_probability=0`` the sampler uses
+    split-merge moves alone, which is still irreducible and exact.
+
+    :meth:`badly_mixing` builds the deliberately badly mixing configuration used to reproduce the
+    paper's comparison (Asgharian, Lysy & Partovi Nia 2019, section 4).
+
+    Sampler statistics per draw (``idata.sample_stats``):
+
+    ``partition_logp`` (float), ``n_clusters`` (int)
+        As for :class:`GibbsPartition`.
+    ``proposal`` (int)
+        Kind of the step's last split-merge proposal: 0 = none (``n_split_merge=0``),
+        1 = split, 2 = merge (``SplitMerge.PROPOSAL_*``).
+    ``proposal_accepted`` (bool)
+        Whether that proposal was accepted.
+    ``n_proposals_accepted`` (int)
+        Accepted split-merge proposals in the step (out of ``n_split_merge``).
+
+    (The names avoid ``accepted``, which PyMC's Metropolis records as a float: a compound step
+    with both would clash.)
+    ``n_gibbs_sweeps`` (int)
+        Gibbs sweeps performed in the step.
+
+    References
+    ----------
+    Jain, S. and Neal, R. M. (2004). A split-merge Markov chain Monte Carlo procedure for the
+    Dirichlet process mixture model. Journal of Computational and Graphical Statistics 13(1).
+    """
+
+    name = "split_merge"
+
+    PROPOSAL_NONE = PROPOSAL_NONE
+    PROPOSAL_SPLIT = PROPOSAL_SPLIT
+    PROPOSAL_MERGE = PROPOSAL_MERGE
+
+    stats_dtypes_shapes = {
+        "partition_logp": (np.float64, []),
+        "n_clusters": (np.int64, []),
+        "proposal": (np.int64, []),
+        "proposal_accepted": (bool, []),
+        "n_proposals_accepted": (np.int64, []),
+        "n_gibbs_sweeps": (np.int64, []),
+    }
+
+    #: the deliberately badly mixing preset (see :meth:`badly_mixing`)
+    BADLY_MIXING = dict(
+        n_restricted_scans=0, n_split_merge=1, n_gibbs_scans=0, gibbs_probability=0.001
+    )
+
+    def __init__(self, vars=None, *, n_restricted_scans=5, n_split_merge=1, n_gibbs_scans=1,
+                 gibbs_probability=0.0, model=None, rng=None, initial_point=None,
+                 compile_kwargs=None, blocked=True):
+        self.n_restricted_scans = _check_count("n_restricted_scans", n_restricted_scans)
+        self.n_split_merge = _check_count("n_split_merge", n_split_merge)
+        self.n_gibbs_scans = _check_count("n_gibbs_scans", n_gibbs_scans)
+        self.gibbs_probability = _check_probability("gibbs_probability", gibbs_probability)
+        if self.n_split_merge == 0 and self.n_gibbs_scans == 0 and self.gibbs_probability == 0:
+            raise ValueError(
+                "SplitMerge would never update the partition: n_split_merge, n_gibbs_scans and "
+                "gibbs_probability are all zero. Set n_split_merge >= 1 or n_gibbs_scans >= 1."
+            )
+        self._n_gibbs = self.n_gibbs_scans
+        self._n_split_merge = self.n_split_merge
+        self._n_scans = self.n_restricted_scans
+        self._gibbs_probability = self.gibbs_probability
+        self._setup(vars, model, rng, blocked)
+
+    @classmethod
+    def badly_mixing(cls, vars=None, **kwargs):
+        """The deliberately badly mixing configuration (the paper's section 4 comparison).
+
+        One split-merge proposal per step from a *random* launch state (no intermediate
+        restricted scans, so proposed splits are rarely accepted on data with structure) and a
+        full Gibbs sweep only with probability 0.001: single items rarely move on their own and
+        the chain moves mostly through the few accepted whole-cluster splits and merges, while
+        still leaving the posterior invariant. Keyword arguments override the preset.
+
+        On the Arabidopsis posterior (paper's hyperparameters, uniform multinomial-Dirichlet
+        prior), 50,000 draws of this preset estimated co-clustering probabilities with a maximum
+        absolute error of 2-4% (about 3% of proposals accepted), against about 0.6% for
+        :class:`GibbsPartition` and 0.3-0.4% for the default ``SplitMerge`` with the same number
+        of draws. For a slower chain still, use ``gibbs_probability=0``.
+        """
+        params = dict(cls.BADLY_MIXING)
+        params.update(kwargs)
+        return cls(vars, **params)
+
+    def _stats(self, res):
+        logp, n_clusters, kind, accepted, n_acc, ng = res
+        return {
+            "partition_logp": logp,
+            "n_clusters": n_clusters,
+            "proposal": kind,
+            "proposal_accepted": accepted,
+            "n_proposals_accepted": n_acc,
+            "n_gibbs_sweeps": ng,
+        }
+
+    @staticmethod
+    def competence(var, has_grad):
+        if is_partition_rv(var):
+            return Competence.PREFERRED
+        return Competence.INCOMPATIBLE

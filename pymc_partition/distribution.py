@@ -26,12 +26,11 @@ def _prefix_weights(log_g, log_h):
     V = np.full((n + 1, n + 1), -np.inf)
     V[0, 1:] = log_g[1:]
     for m in range(1, n + 1):
-        for j in range(0, n - m + 1):
-            k = np.arange(1, m + 1)
-            terms = (
-                gammaln(m) - gammaln(k) - gammaln(m - k + 1) + log_h[k] + V[m - k, j + 1]
-            )
-            V[m, j] = logsumexp(terms)
+        k = np.arange(1, m + 1)
+        log_binom = gammaln(m) - gammaln(k) - gammaln(m - k + 1)
+        # all j = 0 .. n-m at once: V[m, j] = logsumexp_k(binom * h(k) * V[m-k, j+1])
+        terms = (log_binom + log_h[k])[:, None] + V[m - k, 1 : n - m + 2]
+        V[m, : n - m + 1] = logsumexp(terms, axis=0)
     return V
 
 

@@ -5,10 +5,10 @@ clusters and ``n_c`` their sizes. A prior is therefore fully described, for a gi
 items ``N``, by two small tables ``log_g[0..N]`` and ``log_h[0..N]``: the PyMC logp, the samplers'
 compiled kernels and the exact posterior all read the same tables (:meth:`PartitionPrior.tables`).
 
-The tables are normalized exactly: the log normalizing constant over all ``B(N)`` partitions is
-computed by the recursion on the block holding the first item (``O(N^3)``) and folded into
-``log_g``, so ``sum_z pi(z) = 1`` holds for every prior, including those whose printed formula is
-only given up to a constant (the paper's prior).
+The tables are normalized exactly, so ``sum_z pi(z) = 1`` holds for every prior, including those
+whose printed formula is only given up to a constant (the paper's prior): each built-in prior has a
+closed-form normalizer (``O(N)``, so 10^5 items cost nothing), and a user-defined prior falls back
+to the recursion on the block holding the first item (``O(N^3)``).
 """
 
 from __future__ import annotations
@@ -26,21 +26,29 @@ __all__ = [
 
 
 def _log_stirling_weighted(log_h, n_items):
-    """``L[C] = log sum over partitions of n_items into C blocks of prod_c exp(log_h[n_c])``."""
-    neg = -np.inf
-    # S[n, C] for n items; recursion on the size k of the block containing the first item.
-    S = np.full((n_items + 1, n_items + 1), neg)
+    """``L[C] = log sum over partitions of n_items into C blocks of prod_c exp(log_h[n_c])``.
+
+    Generic ``O(N^3)`` recursion on the size ``k`` of the block holding the first item; priors
+    with a closed-form normalizer override :meth:`PartitionPrior._log_normalizer` instead.
+    """
+    S = np.full((n_items + 1, n_items + 1), -np.inf)
     S[0, 0] = 0.0
-    log_binom = lambda a, b: gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1)  # noqa: E731
     for n in range(1, n_items + 1):
-        for C in range(1, n + 1):
-            terms = [
-                log_binom(n - 1, k - 1) + log_h[k] + S[n - k, C - 1]
-                for k in range(1, n - C + 2)
-                if S[n - k, C - 1] > neg
-            ]
-            S[n, C] = logsumexp(terms) if terms else neg
+        k = np.arange(1, n + 1)
+        log_binom = gammaln(n) - gammaln(k) - gammaln(n - k + 1)
+        # S[n, C] = logsumexp_k (binom(n-1, k-1) h(k) S[n-k, C-1]) for all C at once
+        terms = (log_binom + log_h[k])[:, None] + S[n - k, :-1]
+        S[n, 1:] = logsumexp(terms, axis=0)
     return S[n_items]
+
+
+def _log_bell(n):
+    """``log B(n)`` by Dobinski's formula, ``B(n) = e^{-1} sum_k k^n / k!`` (exact to rounding)."""
+    if n == 0:
+        return 0.0
+    k_max = int(max(10, 4 * n / max(np.log(n), 1.0) + 50))
+    k = np.arange(1, k_max + 1)
+    return float(logsumexp(n * np.log(k) - gammaln(k + 1)) - 1.0)
 
 
 class PartitionPrior:
@@ -67,10 +75,13 @@ class PartitionPrior:
         log_h = np.asarray(log_h, dtype=float).copy()
         log_g[0] = -np.inf
         log_h[0] = 0.0
-        per_c = _log_stirling_weighted(log_h, n_items)
-        log_norm = logsumexp(log_g[1:] + per_c[1:])
-        log_g[1:] -= log_norm
+        log_g[1:] -= self._log_normalizer(n_items, log_g, log_h)
         return log_g, log_h
+
+    def _log_normalizer(self, n_items, log_g, log_h):
+        """``log sum_z exp(log_g[C] + sum_c log_h[n_c])`` over all partitions of ``n_items``."""
+        per_c = _log_stirling_weighted(log_h, n_items)
+        return logsumexp(log_g[1:] + per_c[1:])
 
     def logp(self, labels):
         """Exact log prior probability of canonical label vector(s) ``(..., n_items)``."""
@@ -135,6 +146,16 @@ class UniformMultinomialDirichlet(PartitionPrior):
         log_h = gammaln(n + 1)
         return log_g, log_h
 
+    def _log_normalizer(self, n_items, log_g, log_h):
+        # sum over partitions into C blocks of prod n_c! = N!/C! * binom(N-1, C-1): each
+        # composition of N into C positive parts carries N!/prod n_c! labelled allocations
+        C = np.arange(1, n_items + 1)
+        per_c = (
+            gammaln(n_items + 1) - gammaln(C + 1)
+            + gammaln(n_items) - gammaln(C) - gammaln(n_items - C + 1)
+        )
+        return logsumexp(log_g[1:] + per_c)
+
 
 class DirichletProcess(PartitionPrior):
     r"""Chinese restaurant process / Dirichlet process prior with concentration ``alpha``.
@@ -153,6 +174,9 @@ class DirichletProcess(PartitionPrior):
         log_g = C * np.log(self.alpha) - (gammaln(self.alpha + n_items) - gammaln(self.alpha))
         log_h = gammaln(np.maximum(n, 1))
         return log_g, log_h
+
+    def _log_normalizer(self, n_items, log_g, log_h):
+        return 0.0  # the CRP formula is a normalized pmf
 
 
 class PitmanYor(PartitionPrior):
@@ -178,13 +202,15 @@ class PitmanYor(PartitionPrior):
     def _unnormalized_tables(self, n_items):
         a, d = self.alpha, self.d
         log_g = np.full(n_items + 1, -np.inf)
-        log_g[1] = 0.0
-        for C in range(2, n_items + 1):
-            log_g[C] = log_g[C - 1] + np.log(a + (C - 1) * d)
+        k = np.arange(1, n_items)
+        log_g[1:] = np.concatenate([[0.0], np.cumsum(np.log(a + k * d))])
         log_g -= gammaln(a + n_items) - gammaln(a + 1)
         n = np.arange(n_items + 1)
         log_h = gammaln(np.maximum(n, 1) - d) - gammaln(1 - d)
         return log_g, log_h
+
+    def _log_normalizer(self, n_items, log_g, log_h):
+        return 0.0  # the Pitman-Yor EPPF is a normalized pmf
 
 
 class UniformPartition(PartitionPrior):
@@ -192,3 +218,6 @@ class UniformPartition(PartitionPrior):
 
     def _unnormalized_tables(self, n_items):
         return np.zeros(n_items + 1), np.zeros(n_items + 1)
+
+    def _log_normalizer(self, n_items, log_g, log_h):
+        return _log_bell(n_items)

@@ -8,7 +8,15 @@ model's logp is the exact unnormalized log posterior of the partition.
 from . import datasets, state
 from .empirical_bayes import SpikeSlabFit, compare_with_paper, fit_spike_slab
 from .distribution import Partition, PartitionRV
-from .families import ConjugateFamily, SpikeSlabNormal
+from .families import (
+    BetaBernoulli,
+    ConjugateFamily,
+    DirichletCategorical,
+    GammaPoisson,
+    NormalInverseGamma,
+    NormalInverseWishart,
+    SpikeSlabNormal,
+)
 from .likelihood import MarginalLikelihood
 from .model_spec import PartitionSpec, partition_spec
 from .priors import (
@@ -29,6 +37,11 @@ __all__ = [
     "MarginalLikelihood",
     "ConjugateFamily",
     "SpikeSlabNormal",
+    "NormalInverseGamma",
+    "NormalInverseWishart",
+    "BetaBernoulli",
+    "DirichletCategorical",
+    "GammaPoisson",
     "PartitionPrior",
     "UniformMultinomialDirichlet",
     "DirichletProcess",

@@ -1,0 +1,84 @@
+"""Binary data with a Beta prior on each variable's success probability (Beta--Bernoulli).
+
+Per variable ``v`` and cluster ``c``, independently across variables::
+
+    y ~ Bernoulli(theta_v),  theta_v ~ Beta(a, b).
+
+Every data row of a cluster (all replicate rows of all its items) is one draw. The per-item
+statistics row is ``[n_i, sum_y_i1, ..., sum_y_iV]`` (``1 + V`` columns): row count and number of
+ones per variable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+from scipy.special import betaln
+
+from .base import ConjugateFamily, check_positive
+from .normal_inverse_gamma import check_param_length, group_sums, scalar_or_vector_param
+
+__all__ = ["BetaBernoulli"]
+
+
+def _pt_betaln(a, b):
+    return pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b)
+
+
+class BetaBernoulli(ConjugateFamily):
+    r"""Binary (0/1) data with a Beta prior on each variable's success probability.
+
+    Parameters
+    ----------
+    a : float or array_like (V,)
+        First Beta shape parameter (prior pseudo-count of ones), > 0.
+    b : float or array_like (V,)
+        Second Beta shape parameter (prior pseudo-count of zeros), > 0.
+
+    Notes
+    -----
+    Statistics per item: ``[n, S (V)]`` with ``n`` the item's row count and ``S = \sum y``. For one
+    variable of a cluster with summed ``n, S``:
+
+    .. math::
+
+        \log p(y) = \log B(a + S, b + n - S) - \log B(a, b).
+
+    Variables are independent given the partition, so the cluster log marginal sums over them.
+    The observed values must be exactly 0 or 1.
+    """
+
+    _param_names = ("a", "b")
+
+    def __init__(self, a=1.0, b=1.0):
+        self.a = scalar_or_vector_param("a", a, check_positive)
+        self.b = scalar_or_vector_param("b", b, check_positive)
+        if np.ndim(self.a) == 1 and np.ndim(self.b) == 1 and np.shape(self.a) != np.shape(self.b):
+            raise ValueError(
+                f"`a` and `b` have different lengths ({np.shape(self.a)[0]} and "
+                f"{np.shape(self.b)[0]})."
+            )
+
+    def _check_values(self, values):
+        bad = (values != 0) & (values != 1)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise ValueError(
+                f"`observed` must hold only 0 and 1 for BetaBernoulli; got {values[r, c]!r} at row "
+                f"{r}, column {c} ({int(bad.sum())} bad value(s))."
+            )
+        check_param_length("a", self.a, values.shape[1])
+        check_param_length("b", self.b, values.shape[1])
+
+    def _item_stats(self, values, item_index, n_items):
+        n = np.bincount(item_index, minlength=n_items).astype(float)
+        return np.column_stack([n, group_sums(values, item_index, n_items)])
+
+    def log_marginal(self, stats):
+        stats = pt.as_tensor_variable(stats)
+        a = np.asarray(self.a, dtype=float)
+        b = np.asarray(self.b, dtype=float)
+        n = stats[..., 0][..., None]
+        s = stats[..., 1:]
+        per_var = _pt_betaln(a + s, b + n - s) - betaln(a, b)
+        return pt.sum(per_var, axis=-1)

@@ -1,0 +1,121 @@
+"""Categorical data with a Dirichlet prior on each variable's category probabilities.
+
+Per variable ``v`` and cluster ``c``, independently across variables::
+
+    y ~ Categorical(pi_v),  pi_v ~ Dirichlet(alpha_1, ..., alpha_K),
+
+with ``y`` coded as integers ``0, ..., K-1``. Every data row of a cluster (all replicate rows of all
+its items) is one draw. The per-item statistics row holds the category counts
+``[c_i[0, 0], ..., c_i[0, K-1], c_i[1, 0], ..., c_i[V-1, K-1]]`` (``V*K`` columns, variable-major:
+column ``v*K + k`` counts rows with ``y_v = k``); the row count is implied.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+from scipy.special import gammaln
+
+from .base import ConjugateFamily, check_positive
+from .normal_inverse_gamma import group_sums, scalar_or_vector_param
+
+__all__ = ["DirichletCategorical"]
+
+
+class DirichletCategorical(ConjugateFamily):
+    r"""Categorical data with a Dirichlet prior on each variable's category probabilities.
+
+    Parameters
+    ----------
+    alpha : float or array_like (K,)
+        Dirichlet concentration: a scalar (symmetric prior) or one value per category, > 0. The
+        same prior is used for every variable.
+    n_categories : int, optional
+        Number of categories ``K`` (every variable is coded ``0, ..., K-1``). Defaults to
+        ``len(alpha)`` for a vector ``alpha``; for a scalar ``alpha`` it is otherwise inferred
+        as ``max(observed) + 1`` the first time :meth:`item_stats` is called, and then fixed.
+        Give it explicitly when some categories may be absent from the data, since a symmetric
+        Dirichlet's marginal depends on ``K``.
+
+    Notes
+    -----
+    For one variable of a cluster with category counts ``c_1, ..., c_K`` (``n = \sum_k c_k``) and
+    ``A = \sum_k \alpha_k``:
+
+    .. math::
+
+        \log p(y) = \log\Gamma(A) - \log\Gamma(A + n)
+        + \sum_k \big[\log\Gamma(\alpha_k + c_k) - \log\Gamma(\alpha_k)\big].
+
+    Variables are independent given the partition, so the cluster log marginal sums over them.
+    The observed values must be integer codes in ``0, ..., K-1``.
+    """
+
+    _param_names = ("alpha", "n_categories")
+
+    def __init__(self, alpha=1.0, n_categories=None):
+        self.alpha = scalar_or_vector_param("alpha", alpha, check_positive, what="category")
+        if n_categories is not None:
+            if isinstance(n_categories, bool) or not isinstance(n_categories, (int, np.integer)):
+                raise TypeError(
+                    f"`n_categories` must be an integer, got {type(n_categories).__name__}."
+                )
+            if n_categories < 1:
+                raise ValueError(f"`n_categories` must be at least 1, got {n_categories}.")
+            n_categories = int(n_categories)
+        if np.ndim(self.alpha) == 1:
+            k = np.shape(self.alpha)[0]
+            if n_categories is not None and n_categories != k:
+                raise ValueError(
+                    f"`alpha` has {k} values but `n_categories` is {n_categories}."
+                )
+            n_categories = k
+        self.n_categories = n_categories
+
+    def _check_values(self, values):
+        bad = (values != np.round(values)) | (values < 0)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise ValueError(
+                "`observed` must hold integer category codes 0, 1, ... for DirichletCategorical; "
+                f"got {values[r, c]!r} at row {r}, column {c} ({int(bad.sum())} bad value(s))."
+            )
+        top = int(values.max())
+        if self.n_categories is None:
+            self.n_categories = top + 1
+            self.__dict__.pop("_np_fn", None)
+        elif top >= self.n_categories:
+            r, c = np.argwhere(values >= self.n_categories)[0]
+            raise ValueError(
+                f"`observed` holds category code {int(values[r, c])} (row {r}, column {c}) but "
+                f"`n_categories` is {self.n_categories} (codes 0..{self.n_categories - 1})."
+            )
+
+    def _item_stats(self, values, item_index, n_items):
+        n_rows, n_vars = values.shape
+        k = self.n_categories
+        onehot = np.zeros((n_rows, n_vars * k))
+        cols = np.arange(n_vars) * k + values.astype(np.int64)
+        onehot[np.arange(n_rows)[:, None], cols] = 1.0
+        return group_sums(onehot, item_index, n_items)
+
+    def log_marginal(self, stats):
+        if self.n_categories is None:
+            raise ValueError(
+                "DirichletCategorical does not know the number of categories yet: pass "
+                "`n_categories` (or a vector `alpha`), or call `item_stats` on the data first."
+            )
+        k = self.n_categories
+        stats = pt.as_tensor_variable(stats)
+        lead = tuple(stats.shape[i] for i in range(stats.ndim - 1))
+        counts = pt.reshape(stats, (*lead, -1, k))  # (..., V, K)
+        alpha = np.broadcast_to(np.asarray(self.alpha, dtype=float), (k,))
+        a_sum = float(alpha.sum())
+        n = pt.sum(counts, axis=-1)
+        per_var = (
+            gammaln(a_sum)
+            - pt.gammaln(a_sum + n)
+            + pt.sum(pt.gammaln(alpha + counts), axis=-1)
+            - float(gammaln(alpha).sum())
+        )
+        return pt.sum(per_var, axis=-1)

@@ -1,0 +1,93 @@
+"""Count data with a Gamma prior on each variable's Poisson rate (Gamma--Poisson).
+
+Per variable ``v`` and cluster ``c``, independently across variables::
+
+    y ~ Poisson(lambda_v),  lambda_v ~ Gamma(a, rate=b).
+
+Every data row of a cluster (all replicate rows of all its items) is one draw. The per-item
+statistics row is ``[n_i, sum_y_i1, ..., sum_y_iV, sum_logfact_i1, ..., sum_logfact_iV]``
+(``1 + 2V`` columns): row count, per-variable sums of counts and per-variable sums of
+``log(y!)``, so that the marginal is exact including the ``-sum log(y!)`` term.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+from scipy.special import gammaln
+
+from .base import ConjugateFamily, check_positive
+from .normal_inverse_gamma import check_param_length, group_sums, scalar_or_vector_param
+
+__all__ = ["GammaPoisson"]
+
+
+class GammaPoisson(ConjugateFamily):
+    r"""Count data with a Gamma prior on each variable's Poisson rate.
+
+    Parameters
+    ----------
+    a : float or array_like (V,)
+        Shape of the Gamma prior on the rate, > 0.
+    b : float or array_like (V,)
+        Rate (inverse scale) of the Gamma prior on the rate, > 0.
+
+    Notes
+    -----
+    Statistics per item: ``[n, S (V), L (V)]`` with ``n`` the item's row count, ``S = \sum y`` and
+    ``L = \sum \log y!``. For one variable of a cluster with summed ``n, S, L``:
+
+    .. math::
+
+        \log p(y) = a\log b - \log\Gamma(a) + \log\Gamma(a + S) - (a + S)\log(b + n) - L.
+
+    Variables are independent given the partition, so the cluster log marginal sums over them.
+    The observed values must be non-negative integers.
+    """
+
+    _param_names = ("a", "b")
+
+    def __init__(self, a=1.0, b=1.0):
+        self.a = scalar_or_vector_param("a", a, check_positive)
+        self.b = scalar_or_vector_param("b", b, check_positive)
+        if np.ndim(self.a) == 1 and np.ndim(self.b) == 1 and np.shape(self.a) != np.shape(self.b):
+            raise ValueError(
+                f"`a` and `b` have different lengths ({np.shape(self.a)[0]} and "
+                f"{np.shape(self.b)[0]})."
+            )
+        lengths = [np.shape(x)[0] for x in (self.a, self.b) if np.ndim(x) == 1]
+        self._n_vars = lengths[0] if lengths else None
+
+    def _check_values(self, values):
+        bad = (values < 0) | (values != np.round(values))
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise ValueError(
+                "`observed` must hold non-negative integer counts for GammaPoisson; got "
+                f"{values[r, c]!r} at row {r}, column {c} ({int(bad.sum())} bad value(s))."
+            )
+        check_param_length("a", self.a, values.shape[1])
+        check_param_length("b", self.b, values.shape[1])
+
+    def _item_stats(self, values, item_index, n_items):
+        n = np.bincount(item_index, minlength=n_items).astype(float)
+        s = group_sums(values, item_index, n_items)
+        logfact = group_sums(gammaln(values + 1.0), item_index, n_items)
+        return np.column_stack([n, s, logfact])
+
+    def log_marginal(self, stats):
+        stats = pt.as_tensor_variable(stats)
+        n_vars = self._n_vars if self._n_vars is not None else (stats.shape[-1] - 1) // 2
+        a = np.asarray(self.a, dtype=float)
+        b = np.asarray(self.b, dtype=float)
+        n = stats[..., 0][..., None]
+        s = stats[..., 1 : 1 + n_vars]
+        logfact = stats[..., 1 + n_vars : 1 + 2 * n_vars]
+        per_var = (
+            a * np.log(b)
+            - gammaln(a)
+            + pt.gammaln(a + s)
+            - (a + s) * pt.log(b + n)
+            - logfact
+        )
+        return pt.sum(per_var, axis=-1)

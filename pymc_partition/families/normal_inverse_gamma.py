@@ -1,0 +1,136 @@
+"""Normal model with unknown mean and variance per variable (Normal--Inverse-Gamma prior).
+
+Per variable ``v`` and cluster ``c``, independently across variables::
+
+    y ~ N(mu_v, sigma2_v),  mu_v | sigma2_v ~ N(mu0, sigma2_v / kappa0),
+    sigma2_v ~ InvGamma(alpha0, beta0).
+
+Every data row of a cluster (all replicate rows of all its items) is one draw. The per-item
+statistics row is ``[n_i, sum_y_i1, ..., sum_y_iV, sum_y2_i1, ..., sum_y2_iV]``
+(``1 + 2V`` columns): row count, per-variable sums and per-variable sums of squares over the
+item's rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+from scipy.special import gammaln
+
+from .base import ConjugateFamily, check_finite, check_positive
+
+__all__ = ["NormalInverseGamma"]
+
+_LOG_2PI = float(np.log(2 * np.pi))
+
+
+def scalar_or_vector_param(name, value, check, what="variable"):
+    """Validate (with ``check``) a hyperparameter given as a scalar or one value per ``what``."""
+    value = check(name, value)
+    arr = np.asarray(value)
+    if arr.ndim > 1:
+        raise ValueError(
+            f"`{name}` must be a scalar or a 1-d array (one value per {what}), got shape "
+            f"{arr.shape}."
+        )
+    if arr.ndim == 1 and arr.size == 0:
+        raise ValueError(f"`{name}` is an empty array.")
+    return value
+
+
+def check_param_length(name, value, n_vars):
+    arr = np.asarray(value)
+    if arr.ndim == 1 and arr.shape[0] != n_vars:
+        raise ValueError(
+            f"`{name}` has {arr.shape[0]} values but `observed` has {n_vars} variable(s)."
+        )
+
+
+def group_sums(x, item_index, n_items):
+    """Sum the rows of ``x (n_rows, k)`` by item: ``(n_items, k)``."""
+    out = np.zeros((n_items, x.shape[1]))
+    np.add.at(out, item_index, x)
+    return out
+
+
+class NormalInverseGamma(ConjugateFamily):
+    r"""Normal data with a Normal--Inverse-Gamma prior on each variable's mean and variance.
+
+    Parameters
+    ----------
+    mu0 : float or array_like (V,)
+        Prior mean of the cluster means.
+    kappa0 : float or array_like (V,)
+        Prior precision multiplier of the mean (pseudo-count), > 0.
+    alpha0 : float or array_like (V,)
+        Shape of the inverse-gamma prior on the variance, > 0.
+    beta0 : float or array_like (V,)
+        Scale of the inverse-gamma prior on the variance, > 0.
+
+    Notes
+    -----
+    Statistics per item: ``[n, S_1 (V), S_2 (V)]`` with ``S_1 = \sum y``, ``S_2 = \sum y^2``
+    over the item's rows. For one variable of a cluster with summed ``n, S_1, S_2``, write
+    ``d = S_1 - n\mu_0 = \sum (y - \mu_0)`` and
+    ``Q = S_2 - 2\mu_0 S_1 + n\mu_0^2 = \sum (y-\mu_0)^2``; then ``\kappa_n = \kappa_0 + n``,
+    ``\alpha_n = \alpha_0 + n/2``,
+    ``\beta_n = \beta_0 + \tfrac12 (Q - d^2/\kappa_n)`` and
+
+    .. math::
+
+        \log p(y) = -\tfrac n2 \log(2\pi) + \tfrac12\log\frac{\kappa_0}{\kappa_n}
+        + \alpha_0\log\beta_0 - \alpha_n\log\beta_n + \log\Gamma(\alpha_n) - \log\Gamma(\alpha_0).
+
+    Variables are independent given the partition, so the cluster log marginal sums over them.
+    Vector hyperparameters must have one value per variable of the data.
+    """
+
+    _param_names = ("mu0", "kappa0", "alpha0", "beta0")
+
+    def __init__(self, mu0=0.0, kappa0=1.0, alpha0=1.0, beta0=1.0):
+        self.mu0 = scalar_or_vector_param("mu0", mu0, check_finite)
+        self.kappa0 = scalar_or_vector_param("kappa0", kappa0, check_positive)
+        self.alpha0 = scalar_or_vector_param("alpha0", alpha0, check_positive)
+        self.beta0 = scalar_or_vector_param("beta0", beta0, check_positive)
+        lengths = {
+            k: np.asarray(getattr(self, k)).shape[0]
+            for k in self._param_names
+            if np.ndim(getattr(self, k)) == 1
+        }
+        if len(set(lengths.values())) > 1:
+            raise ValueError(f"Hyperparameter vectors have different lengths: {lengths}.")
+        self._n_vars = next(iter(lengths.values()), None)
+
+    def _check_values(self, values):
+        for name in self._param_names:
+            check_param_length(name, getattr(self, name), values.shape[1])
+
+    def _item_stats(self, values, item_index, n_items):
+        n = np.bincount(item_index, minlength=n_items).astype(float)
+        s1 = group_sums(values, item_index, n_items)
+        s2 = group_sums(values**2, item_index, n_items)
+        return np.column_stack([n, s1, s2])
+
+    def log_marginal(self, stats):
+        stats = pt.as_tensor_variable(stats)
+        n_vars = self._n_vars if self._n_vars is not None else (stats.shape[-1] - 1) // 2
+        n = stats[..., 0][..., None]
+        s1 = stats[..., 1 : 1 + n_vars]
+        s2 = stats[..., 1 + n_vars : 1 + 2 * n_vars]
+        mu0, kappa0, alpha0, beta0 = (
+            np.asarray(getattr(self, k), dtype=float) for k in self._param_names
+        )
+        d = s1 - n * mu0
+        q = s2 - 2 * mu0 * s1 + n * mu0**2
+        kappa_n = kappa0 + n
+        alpha_n = alpha0 + n / 2
+        beta_n = beta0 + 0.5 * (q - d**2 / kappa_n)
+        per_var = (
+            -0.5 * n * _LOG_2PI
+            + 0.5 * (np.log(kappa0) - pt.log(kappa_n))
+            + alpha0 * np.log(beta0)
+            - alpha_n * pt.log(beta_n)
+            + pt.gammaln(alpha_n)
+            - gammaln(alpha0)
+        )
+        return pt.sum(per_var, axis=-1)

@@ -1,0 +1,158 @@
+"""Multivariate normal model with unknown mean and full covariance (Normal--Inverse-Wishart prior).
+
+Per cluster, every data row (all replicate rows of all its items) is a draw ``y in R^V``::
+
+    y ~ N(mu, Sigma),  mu | Sigma ~ N(mu0, Sigma / kappa0),  Sigma ~ InvWishart(nu0, psi0).
+
+The per-item statistics row is ``[n_i, sum_y_i (V), vec(sum y y^T)_i (V*V, row-major)]``
+(``1 + V + V^2`` columns).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor.tensor as pt
+from scipy.special import multigammaln
+
+from .base import ConjugateFamily, check_finite, check_positive
+
+__all__ = ["NormalInverseWishart"]
+
+_LOG_PI = float(np.log(np.pi))
+
+
+def _log_multigamma(x, dim):
+    """``log Gamma_dim(x)`` for a pytensor tensor ``x`` (elementwise)."""
+    offsets = (1.0 - np.arange(1, dim + 1)) / 2.0
+    return dim * (dim - 1) / 4.0 * _LOG_PI + pt.sum(pt.gammaln(x[..., None] + offsets), axis=-1)
+
+
+def _logdet_pd(m):
+    """Log-determinant of symmetric positive definite matrices ``(..., V, V)`` via Cholesky."""
+    chol = pt.linalg.cholesky(m, lower=True)
+    return 2.0 * pt.sum(pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
+
+
+class NormalInverseWishart(ConjugateFamily):
+    r"""Multivariate normal data with a Normal--Inverse-Wishart prior on mean and covariance.
+
+    Parameters
+    ----------
+    mu0 : float or array_like (V,)
+        Prior mean of the cluster mean; a scalar is repeated over the ``V`` variables.
+    kappa0 : float
+        Prior precision multiplier of the mean (pseudo-count), > 0.
+    nu0 : float
+        Degrees of freedom of the inverse-Wishart prior, > V - 1.
+    psi0 : array_like (V, V) or float
+        Scale matrix of the inverse-Wishart prior, symmetric positive definite. A positive scalar
+        means ``psi0 * I``; ``V`` is then taken from ``mu0`` (``V = 1`` if ``mu0`` is also scalar).
+
+    Notes
+    -----
+    Statistics per item: ``[n, S_1 (V), vec(S_2) (V^2)]`` with ``S_1 = \sum y`` and
+    ``S_2 = \sum y y^\top`` over the item's rows. For a cluster with summed ``n, S_1, S_2``, let
+    ``d = S_1 - n\mu_0`` and ``Q = S_2 - \mu_0 S_1^\top - S_1\mu_0^\top + n\mu_0\mu_0^\top
+    = \sum (y-\mu_0)(y-\mu_0)^\top``; then ``\kappa_n = \kappa_0 + n``, ``\nu_n = \nu_0 + n``,
+    ``\Psi_n = \Psi_0 + Q - d d^\top/\kappa_n`` and
+
+    .. math::
+
+        \log p(y) = -\tfrac{nV}{2}\log\pi + \log\Gamma_V(\tfrac{\nu_n}{2})
+        - \log\Gamma_V(\tfrac{\nu_0}{2}) + \tfrac{\nu_0}{2}\log|\Psi_0|
+        - \tfrac{\nu_n}{2}\log|\Psi_n| + \tfrac V2 \log\frac{\kappa_0}{\kappa_n},
+
+    with ``\Gamma_V`` the multivariate gamma function. ``\log|\Psi_n|`` is computed from a batched
+    Cholesky factor.
+    """
+
+    _param_names = ("mu0", "kappa0", "nu0", "psi0")
+
+    def __init__(self, mu0, kappa0, nu0, psi0):
+        mu0 = check_finite("mu0", mu0)
+        mu0_arr = np.asarray(mu0, dtype=float)
+        if mu0_arr.ndim > 1 or (mu0_arr.ndim == 1 and mu0_arr.size == 0):
+            raise ValueError(
+                f"`mu0` must be a scalar or a non-empty 1-d array (one value per variable), got "
+                f"shape {mu0_arr.shape}."
+            )
+        psi0 = check_finite("psi0", psi0)
+        psi0_arr = np.asarray(psi0, dtype=float)
+        if psi0_arr.ndim == 0:
+            if psi0_arr <= 0:
+                raise ValueError(f"`psi0` must be positive definite, got {psi0!r}.")
+            n_vars = mu0_arr.shape[0] if mu0_arr.ndim == 1 else 1
+            psi0_arr = float(psi0_arr) * np.eye(n_vars)
+        elif psi0_arr.ndim != 2 or psi0_arr.shape[0] != psi0_arr.shape[1]:
+            raise ValueError(f"`psi0` must be a square (V, V) matrix, got shape {psi0_arr.shape}.")
+        n_vars = psi0_arr.shape[0]
+        if mu0_arr.ndim == 1 and mu0_arr.shape[0] != n_vars:
+            raise ValueError(
+                f"`mu0` has {mu0_arr.shape[0]} values but `psi0` is {n_vars} x {n_vars}."
+            )
+        scale = max(np.abs(psi0_arr).max(), np.finfo(float).tiny)
+        if not np.allclose(psi0_arr, psi0_arr.T, rtol=0.0, atol=1e-10 * scale):
+            raise ValueError("`psi0` must be symmetric.")
+        psi0_arr = 0.5 * (psi0_arr + psi0_arr.T)
+        try:
+            chol = np.linalg.cholesky(psi0_arr)
+        except np.linalg.LinAlgError:
+            raise ValueError("`psi0` must be positive definite.") from None
+        self.n_vars = n_vars
+        self.mu0 = np.broadcast_to(mu0_arr, (n_vars,)).copy()
+        self.kappa0 = check_positive("kappa0", kappa0)
+        if np.ndim(self.kappa0) != 0:
+            raise ValueError(f"`kappa0` must be a scalar, got {kappa0!r}.")
+        nu0 = check_finite("nu0", nu0)
+        if np.ndim(nu0) != 0:
+            raise ValueError(f"`nu0` must be a scalar, got {nu0!r}.")
+        if nu0 <= n_vars - 1:
+            raise ValueError(f"`nu0` must exceed V - 1 = {n_vars - 1}, got {nu0!r}.")
+        self.nu0 = nu0
+        self.psi0 = psi0_arr
+        self._logdet_psi0 = float(2.0 * np.sum(np.log(np.diag(chol))))
+
+    def _check_values(self, values):
+        if values.shape[1] != self.n_vars:
+            raise ValueError(
+                f"`observed` has {values.shape[1]} variable(s) but `mu0`/`psi0` describe "
+                f"{self.n_vars}."
+            )
+
+    def _item_stats(self, values, item_index, n_items):
+        n_vars = self.n_vars
+        n = np.bincount(item_index, minlength=n_items).astype(float)
+        s1 = np.zeros((n_items, n_vars))
+        np.add.at(s1, item_index, values)
+        outer = (values[:, :, None] * values[:, None, :]).reshape(values.shape[0], n_vars * n_vars)
+        s2 = np.zeros((n_items, n_vars * n_vars))
+        np.add.at(s2, item_index, outer)
+        return np.column_stack([n, s1, s2])
+
+    def log_marginal(self, stats):
+        stats = pt.as_tensor_variable(stats)
+        v = self.n_vars
+        lead = tuple(stats.shape[i] for i in range(stats.ndim - 1))
+        n = stats[..., 0]
+        s1 = stats[..., 1 : 1 + v]
+        s2 = pt.reshape(stats[..., 1 + v : 1 + v + v * v], (*lead, v, v))
+        mu0 = self.mu0
+        kappa0, nu0 = float(self.kappa0), float(self.nu0)
+        d = s1 - n[..., None] * mu0
+        q = (
+            s2
+            - mu0[:, None] * s1[..., None, :]
+            - s1[..., :, None] * mu0[None, :]
+            + n[..., None, None] * np.outer(mu0, mu0)
+        )
+        kappa_n = kappa0 + n
+        nu_n = nu0 + n
+        psi_n = self.psi0 + q - d[..., :, None] * d[..., None, :] / kappa_n[..., None, None]
+        return (
+            -0.5 * n * v * _LOG_PI
+            + _log_multigamma(nu_n / 2.0, v)
+            - float(multigammaln(nu0 / 2.0, v))
+            + 0.5 * nu0 * self._logdet_psi0
+            - 0.5 * nu_n * _logdet_pd(psi_n)
+            + 0.5 * v * (np.log(kappa0) - pt.log(kappa_n))
+        )

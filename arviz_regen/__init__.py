@@ -1,0 +1,62 @@
+"""arviz_regen: regenerative-sampling convergence diagnostics for partition-valued MCMC.
+
+The Hotelling-RS statistic of Asgharian, Lysy & Partovi Nia (2019) and regenerative (RS)
+estimates with standard errors, as ArviZ-style functions returning xarray objects. Importing the
+package makes ``az.hotelling_rs`` (and the other public functions) available on the ``arviz``
+namespace, next to ``az.rhat`` and ``az.ess``.
+"""
+
+from __future__ import annotations
+
+from .coclustering import coclustering
+from .consensus import Consensus, binder_loss, consensus, consensus_partition
+from .estimates import rs_estimate, top_states
+from .hotelling import hotelling_rs
+from .plots import plot_coclustering, plot_coclustering_trace, plot_hotelling_rs, plot_top_states
+from .summary import regen_summary
+from .tours import rs_mean_cov, rs_mean_se
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "hotelling_rs",
+    "coclustering",
+    "rs_estimate",
+    "top_states",
+    "consensus",
+    "consensus_partition",
+    "binder_loss",
+    "Consensus",
+    "regen_summary",
+    "plot_hotelling_rs",
+    "plot_coclustering",
+    "plot_coclustering_trace",
+    "plot_top_states",
+    "rs_mean_cov",
+    "rs_mean_se",
+]
+
+#: names added to the ``arviz`` namespace on import (ArviZ has no plugin registry)
+ARVIZ_NAMES = [
+    "hotelling_rs",
+    "coclustering",
+    "rs_estimate",
+    "regen_summary",
+    "plot_hotelling_rs",
+    "plot_coclustering",
+    "plot_coclustering_trace",
+    "plot_top_states",
+]
+
+
+def _register_with_arviz():
+    import arviz as az
+
+    for name in ARVIZ_NAMES:
+        existing = getattr(az, name, None)
+        # never shadow a name ArviZ itself defines
+        if existing is None or getattr(existing, "__module__", "").startswith("arviz_regen"):
+            setattr(az, name, globals()[name])
+
+
+_register_with_arviz()

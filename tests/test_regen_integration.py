@@ -1,0 +1,180 @@
+"""ArviZ integration: registration, input types, dask-backed data, summary table, CLI, plots."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import arviz as az  # noqa: E402
+import dask  # noqa: E402
+import dask.array as dsa  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import xarray as xr  # noqa: E402
+from dask.callbacks import Callback  # noqa: E402
+
+import arviz_regen  # noqa: E402
+from arviz_regen.cli import main, open_inference_data, save_inference_data  # noqa: E402
+from arviz_regen.testing import make_idata, metropolis_chain, random_partitions, zipf_probs  # noqa: E402
+
+N_CHAIN, N_DRAW, N_ITEMS = 3, 3000, 9
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:The specified chunks separate:UserWarning"),
+    pytest.mark.filterwarnings("ignore:Consolidated metadata:UserWarning"),
+]
+
+
+@pytest.fixture(scope="module")
+def idata():
+    rng = np.random.default_rng(42)
+    states = random_partitions(40, N_ITEMS, rng)
+    probs = zipf_probs(40, 1.4)
+    idx = metropolis_chain(probs, N_CHAIN, N_DRAW, rng, stay=0.5, max_step=3)
+    return make_idata(states, idx, np.log(probs), logp_shift=-321.0)
+
+
+class CountTasks(Callback):
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def _pretask(self, key, dsk, state):
+        self.n += 1
+
+
+def test_registered_on_arviz():
+    assert az.hotelling_rs is arviz_regen.hotelling_rs
+    assert az.coclustering is arviz_regen.coclustering
+    assert az.regen_summary is arviz_regen.regen_summary
+    # ArviZ's own names are never shadowed
+    assert az.rhat.__module__.startswith("arviz")
+
+
+def test_beside_rhat_and_ess(idata):
+    hrs = az.hotelling_rs(idata, k=[2, 3, 5])
+    rhat = az.rhat(idata.sample_stats[["n_clusters", "partition_logp"]])
+    merged = xr.merge([hrs.drop_attrs() if hasattr(hrs, "drop_attrs") else hrs, rhat.rename({k: f"rhat_{k}" for k in rhat.data_vars})])
+    assert set(merged.data_vars) >= {"t2", "p_value", "df", "n_tours", "rhat_n_clusters"}
+    assert hrs.p_value.dims == ("chain", "k")
+
+
+def test_accepts_what_convert_to_inference_data_accepts(idata):
+    ref = arviz_regen.coclustering(idata)
+    as_dict = {"z": idata.posterior["z"].values}
+    with pytest.warns(UserWarning, match="most visited"):
+        from_dict = arviz_regen.coclustering(as_dict, var_names="z", regeneration=None)
+    # the most visited state is the top state here, so the estimates agree
+    np.testing.assert_allclose(from_dict.rho.values, ref.rho.values)
+    as_dataset = idata.posterior
+    np.testing.assert_allclose(
+        arviz_regen.coclustering(as_dataset, regeneration="mode").rho.values,
+        arviz_regen.coclustering(idata, regeneration="mode").rho.values,
+    )
+
+
+def _open_chunked_zarr(path):
+    return az.InferenceData(
+        posterior=xr.open_zarr(path, group="posterior", chunks={"draw": 500}),
+        sample_stats=xr.open_zarr(path, group="sample_stats", chunks={"draw": 500}),
+    )
+
+
+@pytest.mark.parametrize("fmt", ["zarr", "netcdf"])
+def test_dask_backed_equals_in_memory(idata, tmp_path, fmt):
+    if fmt == "zarr":
+        path = str(tmp_path / "trace.zarr")
+        save_inference_data(idata, path)
+        lazy = _open_chunked_zarr(path)
+    else:
+        path = str(tmp_path / "trace.nc")
+        idata.to_netcdf(path)
+        chunks = {"draw": 500}
+        lazy = az.InferenceData.from_netcdf(
+            path, group_kwargs={"posterior": {"chunks": chunks}, "sample_stats": {"chunks": chunks}}
+        )
+    assert isinstance(lazy.posterior["z"].data, dsa.Array)
+    counter = CountTasks()
+    with dask.config.set(scheduler="synchronous"), counter:
+        h_lazy = arviz_regen.hotelling_rs(lazy, k=[2, 5], cumulative=False)
+        c_lazy = arviz_regen.coclustering(lazy, combined=True)
+        table = arviz_regen.regen_summary(lazy, k=[2, 5])
+    assert counter.n >= 2 * (N_DRAW // 500)  # computed chunk by chunk
+    assert isinstance(lazy.posterior["z"].data, dsa.Array)  # nothing loaded into the dataset
+    h_mem = arviz_regen.hotelling_rs(idata, k=[2, 5])
+    xr.testing.assert_allclose(h_lazy, h_mem)
+    np.testing.assert_allclose(c_lazy.rho.values, arviz_regen.coclustering(idata, combined=True).rho.values)
+    np.testing.assert_allclose(
+        table.loc["hotelling_rs[k=5]", [f"p_value[{c}]" for c in range(N_CHAIN)]].astype(float).values,
+        h_mem.p_value.sel(k=5).values,
+    )
+
+
+def test_summary_table(idata):
+    table = arviz_regen.regen_summary(idata, k=[2, 3, 5, 10])
+    assert list(table.index[:2]) == ["n_clusters", "partition_logp"]
+    assert [r for r in table.index[2:]] == [f"hotelling_rs[k={k}]" for k in (2, 3, 5, 10)]
+    for col in ("mean", "sd", "ess_bulk", "ess_tail", "r_hat", "p_value_min", "n_tours_min"):
+        assert col in table.columns
+    rhat = az.rhat(idata.sample_stats["n_clusters"].values)
+    np.testing.assert_allclose(table.loc["n_clusters", "r_hat"], rhat)
+    hrs = arviz_regen.hotelling_rs(idata, k=[2, 3, 5, 10])
+    np.testing.assert_allclose(table.loc["hotelling_rs[k=3]", "p_value_min"], hrs.p_value.sel(k=3).min().item())
+    # n_clusters recomputed from the labels when not recorded
+    no_nc = az.InferenceData(posterior=idata.posterior, sample_stats=idata.sample_stats.drop_vars("n_clusters"))
+    t2 = arviz_regen.regen_summary(no_nc, k=2)
+    np.testing.assert_allclose(t2.loc["n_clusters", "mean"], table.loc["n_clusters", "mean"])
+
+
+def test_cli_prints_table(idata, tmp_path, capsys):
+    path = tmp_path / "trace.nc"
+    idata.to_netcdf(str(path))
+    assert main([str(path), "-k", "2", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "hotelling_rs[k=2]" in out and "hotelling_rs[k=3]" in out
+    assert "r_hat" in out and "ess_bulk" in out and "n_clusters" in out
+    zpath = tmp_path / "trace.zarr"
+    save_inference_data(idata, zpath)
+    assert main([str(zpath), "--chunk-draws", "1000", "--var-name", "z", "-k", "5"]) == 0
+    assert "hotelling_rs[k=5]" in capsys.readouterr().out
+    assert main([str(tmp_path / "missing.nc")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    lazy = open_inference_data(zpath, chunks={"draw": 700})
+    assert isinstance(lazy.posterior["z"].data, dsa.Array)
+
+
+def test_plots_return_axes(idata):
+    import matplotlib.pyplot as plt
+    from matplotlib.axes import Axes
+
+    axes = arviz_regen.plot_hotelling_rs(idata, k=[2, 5])
+    assert len(axes) == 2 and all(isinstance(a, Axes) for a in axes)
+    assert len(axes[0].lines) >= N_CHAIN
+    cum = arviz_regen.hotelling_rs(idata, k=3, cumulative=True)
+    assert isinstance(arviz_regen.plot_hotelling_rs(cum)[0], Axes)
+    ax = arviz_regen.plot_coclustering(idata)
+    assert isinstance(ax, Axes)
+    order = [int(t.get_text()) for t in ax.get_xticklabels()]
+    assert sorted(order) == list(range(N_ITEMS))
+    assert isinstance(arviz_regen.plot_coclustering(np.eye(4), order=False), Axes)
+    rho = arviz_regen.coclustering(idata, combined=True).rho.values
+    axes = arviz_regen.plot_coclustering_trace(idata, stat="abs_error", reference=rho, n_points=20)
+    assert len(axes) == N_CHAIN and isinstance(axes[0], Axes)
+    axes = arviz_regen.plot_coclustering_trace(idata, stat="cv", combined=True, n_points=20)
+    assert len(axes) == 1
+    ax = arviz_regen.plot_top_states(idata, k=8, reference=zipf_probs(40, 1.4)[:8])
+    assert isinstance(ax, Axes) and len(ax.lines) == N_CHAIN + 2
+    fig, given = plt.subplots(1, 2)
+    out = arviz_regen.plot_hotelling_rs(idata, k=[2, 3], ax=given)
+    assert out[0] is given[0]
+    plt.close("all")
+
+
+def test_similarity_order_groups_blocks():
+    from arviz_regen.plots import similarity_order
+
+    labels = np.array([0, 1, 0, 2, 1, 0, 2])
+    rho = (labels[:, None] == labels[None, :]).astype(float) * 0.9 + 0.05
+    np.fill_diagonal(rho, 1.0)
+    order = similarity_order(rho)
+    runs = np.flatnonzero(np.diff(labels[order]) != 0).size
+    assert runs == 2  # each block contiguous

@@ -6,6 +6,7 @@ model's logp is the exact unnormalized log posterior of the partition.
 """
 
 from . import datasets, state
+from .exact import ExactPosterior, exact_posterior
 from .empirical_bayes import SpikeSlabFit, compare_with_paper, fit_spike_slab
 from .distribution import Partition, PartitionRV
 from .families import (
@@ -49,6 +50,8 @@ __all__ = [
     "UniformPartition",
     "GibbsPartition",
     "SplitMerge",
+    "exact_posterior",
+    "ExactPosterior",
     "PartitionSpec",
     "partition_spec",
     "datasets",

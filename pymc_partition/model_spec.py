@@ -9,6 +9,7 @@ statistics. The family's pytensor ``log_marginal`` stays the single formula they
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pymc as pm
@@ -47,14 +48,14 @@ class PartitionSpec:
     terms: tuple = field(default_factory=tuple)
     prior: object = None
 
-    @property
+    @cached_property
     def family(self):
         """One family scoring all likelihood terms at once (stats side by side, logs summed)."""
         if len(self.terms) == 1:
             return self.terms[0].family
         return StackedFamily([t.family for t in self.terms], [t.item_stats.shape[1] for t in self.terms])
 
-    @property
+    @cached_property
     def item_stats(self):
         """Per-item statistics of all terms side by side, ``(n_items, n_stats)``; matches :attr:`family`."""
         if len(self.terms) == 1:

@@ -93,13 +93,15 @@ def _compiled():
 
     The data summaries are inputs, so one compiled function serves every data set. The Hessian
     is the gradient of each gradient component (no scan): exact, and cheap for 5 scalars.
+    Compiled with the numba backend: on a machine with an empty compile cache the C backend
+    took about 100 s for this graph, numba about 10 s.
     """
     theta = [pt.dscalar(n) for n in _TRANSFORMED_NAMES]
     r, m, s = pt.dvector("r"), pt.dmatrix("m"), pt.dmatrix("s")
     ll = _loglik_graph(r, m, s, theta)
     grad = pytensor.gradient.grad(ll, theta)
     hess = pt.stack([pt.stack(pytensor.gradient.grad(g, theta)) for g in grad])
-    return pytensor.function([r, m, s, *theta], [ll, pt.stack(grad), hess])
+    return pytensor.function([r, m, s, *theta], [ll, pt.stack(grad), hess], mode="NUMBA")
 
 
 class _Objective:

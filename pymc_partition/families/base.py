@@ -15,7 +15,16 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 
-__all__ = ["ConjugateFamily", "check_data", "check_positive", "check_probability"]
+__all__ = [
+    "ConjugateFamily",
+    "check_data",
+    "check_positive",
+    "check_probability",
+    "check_finite",
+    "scalar_or_vector_param",
+    "check_param_length",
+    "group_sums",
+]
 
 
 def check_positive(name, value):
@@ -124,6 +133,35 @@ def check_data(values, item_index=None, n_items=None):
             "at least one row."
         )
     return values, item_index, n_items
+
+
+def scalar_or_vector_param(name, value, check, what="variable"):
+    """Validate (with ``check``) a hyperparameter given as a scalar or one value per ``what``."""
+    value = check(name, value)
+    arr = np.asarray(value)
+    if arr.ndim > 1:
+        raise ValueError(
+            f"`{name}` must be a scalar or a 1-d array (one value per {what}), got shape "
+            f"{arr.shape}."
+        )
+    if arr.ndim == 1 and arr.size == 0:
+        raise ValueError(f"`{name}` is an empty array.")
+    return value
+
+
+def check_param_length(name, value, n_vars):
+    arr = np.asarray(value)
+    if arr.ndim == 1 and arr.shape[0] != n_vars:
+        raise ValueError(
+            f"`{name}` has {arr.shape[0]} values but `observed` has {n_vars} variable(s)."
+        )
+
+
+def group_sums(x, item_index, n_items):
+    """Sum the rows of ``x (n_rows, k)`` by item: ``(n_items, k)``."""
+    out = np.zeros((n_items, x.shape[1]))
+    np.add.at(out, item_index, x)
+    return out
 
 
 class ConjugateFamily:

@@ -15,8 +15,13 @@ import numpy as np
 import pytensor.tensor as pt
 from scipy.special import betaln
 
-from .base import ConjugateFamily, check_positive
-from .normal_inverse_gamma import check_param_length, group_sums, scalar_or_vector_param
+from .base import (
+    ConjugateFamily,
+    check_param_length,
+    check_positive,
+    group_sums,
+    scalar_or_vector_param,
+)
 
 __all__ = ["BetaBernoulli"]
 

@@ -16,8 +16,12 @@ import numpy as np
 import pytensor.tensor as pt
 from scipy.special import gammaln
 
-from .base import ConjugateFamily, check_positive
-from .normal_inverse_gamma import group_sums, scalar_or_vector_param
+from .base import (
+    ConjugateFamily,
+    check_positive,
+    group_sums,
+    scalar_or_vector_param,
+)
 
 __all__ = ["DirichletCategorical"]
 

@@ -16,7 +16,13 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
-from .base import ConjugateFamily, check_finite, check_positive, check_probability
+from .base import (
+    ConjugateFamily,
+    check_finite,
+    check_positive,
+    check_probability,
+    group_sums,
+)
 
 __all__ = ["SpikeSlabNormal", "replicate_summaries"]
 
@@ -26,11 +32,8 @@ _LOG_2PI = float(np.log(2 * np.pi))
 def replicate_summaries(values, item_index, n_items):
     """Per-item replicate count ``r (n_items,)``, means and corrected sums of squares ``(n_items, V)``."""
     r = np.bincount(item_index, minlength=n_items).astype(float)
-    sums = np.zeros((n_items, values.shape[1]))
-    np.add.at(sums, item_index, values)
-    m = sums / r[:, None]
-    s = np.zeros_like(sums)
-    np.add.at(s, item_index, (values - m[item_index]) ** 2)
+    m = group_sums(values, item_index, n_items) / r[:, None]
+    s = group_sums((values - m[item_index]) ** 2, item_index, n_items)
     return r, m, s
 
 

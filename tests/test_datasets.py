@@ -1,30 +1,12 @@
 """Tests of pymc_partition.datasets: the Arabidopsis loader and the spike-and-slab simulator."""
 
 import csv
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pymc_partition.datasets import ClusteringData, load_arabidopsis, simulate_spike_slab
 from pymc_partition.state import is_canonical
-
-DATA_PATH = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arabidopsis_messerli2007.csv"
-
-
-@pytest.fixture(scope="module")
-def arabidopsis_path():
-    if not DATA_PATH.is_file():
-        pytest.skip(
-            f"Arabidopsis CSV not found at {DATA_PATH} (export bclust's `gaelle` data set from R; "
-            "see pymc_partition.datasets.load_arabidopsis)."
-        )
-    return DATA_PATH
-
-
-@pytest.fixture(scope="module")
-def arabidopsis(arabidopsis_path):
-    return load_arabidopsis(arabidopsis_path)
 
 
 def _write(path, rows):

@@ -1,13 +1,12 @@
 """Tests of pymc_partition.empirical_bayes (SPEC section 3, paper section 4.1)."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
-from pymc_partition.datasets import load_arabidopsis, simulate_spike_slab
+from pymc_partition.datasets import simulate_spike_slab
 from pymc_partition.empirical_bayes import (
     PAPER_EB_ESTIMATES,
     SpikeSlabFit,
@@ -18,18 +17,7 @@ from pymc_partition.empirical_bayes import (
 )
 from pymc_partition.families.spike_slab import SpikeSlabNormal
 
-DATA_PATH = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "arabidopsis_messerli2007.csv"
 NAMES = ("mu", "sigma2", "sigma2_eta", "sigma2_theta", "p")
-
-
-@pytest.fixture(scope="module")
-def arabidopsis():
-    if not DATA_PATH.is_file():
-        pytest.skip(
-            f"Arabidopsis CSV not found at {DATA_PATH} (export bclust's `gaelle` data set from R; "
-            "see pymc_partition.datasets.load_arabidopsis)."
-        )
-    return load_arabidopsis(DATA_PATH)
 
 
 @pytest.fixture(scope="module")

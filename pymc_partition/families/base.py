@@ -23,6 +23,7 @@ __all__ = [
     "check_finite",
     "scalar_or_vector_param",
     "check_param_length",
+    "check_same_length",
     "group_sums",
 ]
 
@@ -155,6 +156,14 @@ def check_param_length(name, value, n_vars):
         raise ValueError(
             f"`{name}` has {arr.shape[0]} values but `observed` has {n_vars} variable(s)."
         )
+
+
+def check_same_length(**params):
+    """Per-variable hyperparameters given as vectors must have one common length."""
+    lengths = {k: np.shape(v)[0] for k, v in params.items() if np.ndim(v) == 1}
+    if len(set(lengths.values())) > 1:
+        listed = " and ".join(f"`{k}` ({n})" for k, n in lengths.items())
+        raise ValueError(f"{listed} have different lengths.")
 
 
 def group_sums(x, item_index, n_items):

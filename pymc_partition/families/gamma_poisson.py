@@ -20,6 +20,7 @@ from .base import (
     ConjugateFamily,
     check_param_length,
     check_positive,
+    check_same_length,
     group_sums,
     scalar_or_vector_param,
 )
@@ -55,11 +56,7 @@ class GammaPoisson(ConjugateFamily):
     def __init__(self, a=1.0, b=1.0):
         self.a = scalar_or_vector_param("a", a, check_positive)
         self.b = scalar_or_vector_param("b", b, check_positive)
-        if np.ndim(self.a) == 1 and np.ndim(self.b) == 1 and np.shape(self.a) != np.shape(self.b):
-            raise ValueError(
-                f"`a` and `b` have different lengths ({np.shape(self.a)[0]} and "
-                f"{np.shape(self.b)[0]})."
-            )
+        check_same_length(a=self.a, b=self.b)
         lengths = [np.shape(x)[0] for x in (self.a, self.b) if np.ndim(x) == 1]
         self._n_vars = lengths[0] if lengths else None
 

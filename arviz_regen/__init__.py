@@ -15,6 +15,9 @@ from .hotelling import hotelling_rs
 from .plots import plot_coclustering, plot_coclustering_trace, plot_hotelling_rs, plot_top_states
 from .summary import regen_summary
 from .tours import rs_mean_cov, rs_mean_se
+from .batch_means import batch_means
+from .regeneration import NonRecurrenceWarning
+from . import accessor as _accessor  # noqa: F401  (registers the xarray `.regen` accessors)
 
 __version__ = "0.1.0"
 
@@ -34,6 +37,8 @@ __all__ = [
     "plot_top_states",
     "rs_mean_cov",
     "rs_mean_se",
+    "batch_means",
+    "NonRecurrenceWarning",
 ]
 
 #: names added to the ``arviz`` namespace on import (ArviZ has no plugin registry)
@@ -50,7 +55,10 @@ ARVIZ_NAMES = [
 
 
 def _register_with_arviz():
-    import arviz as az
+    try:
+        import arviz as az
+    except Exception:  # ArviZ missing or broken (e.g. by a foreign plotting backend): nothing to extend
+        return
 
     for name in ARVIZ_NAMES:
         existing = getattr(az, name, None)

@@ -8,15 +8,16 @@ arrays: the pooled unique states, the state index of every draw, and the log pos
 
 from __future__ import annotations
 
+import sys
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
 
-from ._state import check_labels, is_canonical, keys_to_labels, state_keys
+from .state import check_labels, is_canonical, keys_to_labels, state_keys
 
-__all__ = ["PartitionDraws", "load_partition", "LOGP_RTOL"]
+__all__ = ["PartitionDraws", "RegenData", "load_partition", "to_regen_data", "LOGP_RTOL"]
 
 #: relative tolerance for two draws of the same state to disagree on ``partition_logp``
 LOGP_RTOL = 1e-6
@@ -87,8 +88,8 @@ class PartitionDraws:
             raise ValueError(
                 f"{what} needs the log unnormalized posterior of each state, but "
                 f"`sample_stats['{self.logp_name}']` was not found. Record it while sampling "
-                "(the pymc_partition step methods do), or pass `logp_var=` naming the "
-                "sample_stats variable that holds it."
+                "(the pymc_partition step methods do), pass `logp_var=` naming the "
+                "sample_stats variable that holds it, or pass the values as `logp=` (chain, draw)."
             )
         return self.logp
 
@@ -106,19 +107,313 @@ class PartitionDraws:
         return int(pos)
 
 
-def to_inference_data(data, argname="data"):
-    """InferenceData from anything :func:`arviz.convert_to_inference_data` accepts."""
-    import arviz as az
+# ---------------------------------------------------------------------------------------------
+# Input conversion: InferenceData, DataTree, Dataset, DataArray, dict, arrays  ->  RegenData
+# ---------------------------------------------------------------------------------------------
 
-    if isinstance(data, az.InferenceData):
-        return data
+#: group names of the ArviZ schema read here
+_GROUPS = ("posterior", "sample_stats")
+
+_INPUT_HELP = (
+    "Accepted: arviz.InferenceData, xarray.DataTree (groups `posterior`, `sample_stats`), an "
+    "xarray.Dataset or DataArray of labels (chain, draw, item), a dict {name: array (chain, draw, "
+    "item)}, or a numpy array (chain, draw, item) or (draw, item); with the last four, pass the "
+    "log posterior as `logp=` (chain, draw)."
+)
+
+
+@dataclass
+class RegenData:
+    """The groups this package reads, after conversion: an InferenceData-like view.
+
+    ``posterior`` holds the labels; ``sample_stats`` (or None) the per-draw statistics, among them
+    the log posterior. ``groups()`` lists the groups present, as for InferenceData.
+    """
+
+    posterior: xr.Dataset
+    sample_stats: xr.Dataset | None = None
+
+    def groups(self):
+        return [g for g in _GROUPS if getattr(self, g) is not None]
+
+
+def _legacy_arviz():
+    """The ArviZ 0.x module (with InferenceData) if it is importable, else None."""
     try:
-        return az.convert_to_inference_data(data)
-    except Exception as err:  # ArviZ raises a plain ValueError/TypeError with its own wording
+        import arviz as az
+    except Exception:  # not installed, or broken by a foreign plotting backend
+        return None
+    if hasattr(az, "InferenceData") and hasattr(az, "convert_to_inference_data"):
+        return az
+    return None
+
+
+def _is_inference_data(data):
+    # an InferenceData exists only if arviz was imported: do not import it just to check
+    az = sys.modules.get("arviz")
+    cls = getattr(az, "InferenceData", None) if az is not None else None
+    return cls is not None and isinstance(data, cls)
+
+
+def _is_datatree(data):
+    cls = getattr(xr, "DataTree", None)
+    if cls is not None and isinstance(data, cls):
+        return True
+    legacy = sys.modules.get("datatree")  # the pre-2024.10 `xarray-datatree` package
+    return legacy is not None and isinstance(data, getattr(legacy, "DataTree", ()))
+
+
+def _single_name(var_names, default="x"):
+    if isinstance(var_names, str):
+        return var_names
+    if var_names is not None and len(list(var_names)) == 1 and isinstance(list(var_names)[0], str):
+        return list(var_names)[0]
+    return default
+
+
+def _label_dataarray(values, name, argname):
+    """Labels (chain, draw, item) or, for one chain, (draw, item) as a DataArray."""
+    ndim = getattr(values, "ndim", None)
+    if ndim is None:
+        values = np.asarray(values)
+        ndim = values.ndim
+    if ndim == 2:
+        values = values[None]
+    elif ndim != 3:
+        raise ValueError(
+            f"`{argname}`: labels must have shape (chain, draw, item) or, for one chain, "
+            f"(draw, item); got {ndim} dimension(s), shape {tuple(getattr(values, 'shape', ()))}."
+        )
+    return xr.DataArray(values, dims=("chain", "draw", f"{name}_dim_0"), name=name)
+
+
+def _dict_to_dataset(mapping, argname, what):
+    """A dict {name: array (chain, draw, ...)} as a Dataset (ArviZ's dims: ``<name>_dim_<i>``)."""
+    data_vars = {}
+    for key, val in mapping.items():
+        if not isinstance(key, str):
+            raise TypeError(f"`{argname}`: {what} keys must be variable names (str), got {key!r}.")
+        if isinstance(val, xr.DataArray):
+            data_vars[key] = val
+            continue
+        if getattr(val, "ndim", None) is None:  # lists; dask and numpy arrays stay as they are
+            val = np.asarray(val)
+        if val.ndim < 2:
+            raise ValueError(
+                f"`{argname}`: {what}[{key!r}] must have dims (chain, draw, ...), got shape "
+                f"{tuple(val.shape)}. Add the chain axis for a single chain (`x[None]`)."
+            )
+        dims = ("chain", "draw") + tuple(f"{key}_dim_{i}" for i in range(val.ndim - 2))
+        data_vars[key] = xr.Variable(dims, val)
+    try:
+        return xr.Dataset(data_vars)
+    except ValueError as err:  # e.g. conflicting chain/draw sizes between entries
+        raise ValueError(f"`{argname}`: the {what} arrays do not fit together: {err}") from err
+
+
+def _stats_from_dataset(ds, logp_var):
+    """The log posterior carried in a posterior-like Dataset, as a sample_stats Dataset."""
+    if logp_var in ds.data_vars and set(ds[logp_var].dims) <= {"chain", "draw"}:
+        return ds[[logp_var]]
+    return None
+
+
+def _node_dataset(tree, group):
+    node = tree[group]
+    return node.to_dataset() if hasattr(node, "to_dataset") else node.ds.to_dataset()
+
+
+def _to_groups(data, var_names, logp_var, argname):
+    """Posterior and sample_stats Datasets of any accepted input (no selection yet)."""
+    if isinstance(data, RegenData):
+        return data
+    if _is_inference_data(data):
+        groups = data.groups()
+        if "posterior" not in groups:
+            raise ValueError(f"`{argname}` has no posterior group (groups: {groups}).")
+        return RegenData(data.posterior, data.sample_stats if "sample_stats" in groups else None)
+    if _is_datatree(data):
+        children = list(data.children)
+        if "posterior" in children:
+            stats = _node_dataset(data, "sample_stats") if "sample_stats" in children else None
+            return RegenData(_node_dataset(data, "posterior"), stats)
+        if data.has_data:  # a tree holding the posterior at its root
+            ds = data.to_dataset()
+            return RegenData(ds, _stats_from_dataset(ds, logp_var))
+        raise ValueError(
+            f"`{argname}` is a DataTree without a `posterior` group (groups: {children}); "
+            "the labels must be in `posterior`."
+        )
+    if isinstance(data, xr.Dataset):
+        return RegenData(data, _stats_from_dataset(data, logp_var))
+    if isinstance(data, xr.DataArray):
+        name = data.name if data.name is not None else _single_name(var_names)
+        if data.ndim == 2 and "chain" not in data.dims:
+            data = data.expand_dims(chain=1)
+        return RegenData(data.to_dataset(name=name))
+    if isinstance(data, dict):
+        if "posterior" in data and all(isinstance(v, dict) for v in data.values()):
+            unknown = set(data) - set(_GROUPS)
+            if unknown:
+                warnings.warn(f"`{argname}`: groups {sorted(unknown)} are not used.", UserWarning, stacklevel=4)
+            post = _dict_to_dataset(data["posterior"], argname, "posterior")
+            stats = data.get("sample_stats")
+            return RegenData(post, None if stats is None else _dict_to_dataset(stats, argname, "sample_stats"))
+        ds = _dict_to_dataset(data, argname, "dict")
+        return RegenData(ds, _stats_from_dataset(ds, logp_var))
+    if isinstance(data, (np.ndarray, list, tuple)) or type(data).__module__.startswith("dask"):
+        name = _single_name(var_names)
+        return RegenData(_label_dataarray(data, name, argname).to_dataset())
+    # anything else (a file path, a sampler's fit object, ...): ArviZ's converters
+    az = _legacy_arviz()
+    if az is not None:
+        try:
+            idata = az.convert_to_inference_data(data)
+        except Exception as err:  # ArviZ raises a plain ValueError/TypeError with its own wording
+            raise TypeError(
+                f"`{argname}`: cannot convert {type(data).__name__} ({err}). {_INPUT_HELP}"
+            ) from err
+        return _to_groups(idata, var_names, logp_var, argname)
+    try:
+        from arviz_base import convert_to_datatree
+    except ImportError:
+        convert_to_datatree = None
+    if convert_to_datatree is not None:
+        try:
+            tree = convert_to_datatree(data)
+        except Exception as err:
+            raise TypeError(
+                f"`{argname}`: cannot convert {type(data).__name__} ({err}). {_INPUT_HELP}"
+            ) from err
+        return _to_groups(tree, var_names, logp_var, argname)
+    raise TypeError(f"`{argname}`: unsupported input type {type(data).__name__}. {_INPUT_HELP}")
+
+
+def _logp_dataarray(logp, posterior, argname="logp"):
+    """``logp=`` (chain, draw), (draw,) for one chain, or a DataArray, on the posterior's coords."""
+    if isinstance(logp, str):
         raise TypeError(
-            f"`{argname}` must be an InferenceData or anything arviz.convert_to_inference_data "
-            f"accepts; got {type(data).__name__} ({err})."
+            f"`{argname}` must be an array of log posterior values; to name a variable, "
+            f"use `logp_var={logp!r}`."
+        )
+    missing = [d for d in ("chain", "draw") if d not in posterior.dims]
+    if missing:
+        raise ValueError(f"the posterior has no {missing} dimension(s) (dims: {tuple(posterior.dims)}).")
+    n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
+    if isinstance(logp, xr.DataArray):
+        if logp.dims == ("draw",) and n_chain == 1:
+            logp = logp.expand_dims(chain=posterior["chain"].values if "chain" in posterior.coords else 1)
+        if set(logp.dims) != {"chain", "draw"}:
+            raise ValueError(f"`{argname}` must have dims (chain, draw), got {logp.dims}.")
+        logp = logp.transpose("chain", "draw")
+        for dim in ("chain", "draw"):
+            if logp.sizes[dim] != posterior.sizes[dim]:
+                raise ValueError(
+                    f"`{argname}` has {logp.sizes[dim]} {dim}s but the posterior has {posterior.sizes[dim]}."
+                )
+            if dim in logp.coords and dim in posterior.coords and not np.array_equal(
+                logp[dim].values, posterior[dim].values
+            ):
+                raise ValueError(f"`{argname}`: its {dim} coordinates differ from the posterior's.")
+        values = logp.data
+    else:
+        values = logp if getattr(logp, "ndim", None) is not None else np.asarray(logp)
+        shape = tuple(values.shape)
+        if values.ndim == 1 and n_chain == 1 and shape[0] == n_draw:
+            values = values[None]
+        elif shape != (n_chain, n_draw):
+            raise ValueError(
+                f"`{argname}` has shape {shape} but the posterior has (chain, draw) = "
+                f"({n_chain}, {n_draw}): pass one log posterior value per draw, shape (chain, draw) "
+                "(or (draw,) for one chain)."
+            )
+    if not (np.issubdtype(values.dtype, np.floating) or np.issubdtype(values.dtype, np.integer)):
+        raise TypeError(f"`{argname}` must hold real numbers, got dtype {values.dtype}.")
+    coords = {d: posterior[d].values for d in ("chain", "draw") if d in posterior.coords}
+    return xr.DataArray(values, dims=("chain", "draw"), coords=coords)
+
+
+#: dimensions ``coords=`` may select on: the sample, not the items (a subset of items is another
+#: state space, on which the recorded log posterior is no longer a function of the state)
+_COORD_DIMS = ("chain", "draw")
+
+
+def _check_coords(coords, dims, what):
+    """Validate ``coords=`` against ``dims``; scalars become lists so no dimension is dropped."""
+    if coords is None:
+        return {}
+    if not hasattr(coords, "items"):
+        raise TypeError(
+            f"`coords` must be a dict like {{'chain': [0, 2]}} or {{'draw': slice(1000, None)}}, "
+            f"got {type(coords).__name__}."
+        )
+    out = {}
+    for dim, sel in coords.items():
+        if dim not in dims:
+            raise ValueError(f"`coords`: {dim!r} is not a dimension of {what} (dims: {tuple(dims)}).")
+        if dim not in _COORD_DIMS:
+            raise ValueError(
+                f"`coords` selects chains and draws only, not {dim!r}: the diagnostics are about "
+                "whole partitions. Select items in the result instead, e.g. "
+                "`rho.sel(item_i=..., item_j=...)`."
+            )
+        if not isinstance(sel, slice) and np.ndim(sel) == 0:
+            sel = [sel]  # keep the dimension: select one chain, not drop the chain axis
+        out[dim] = sel
+    return out
+
+
+def _select(obj, sel, what):
+    """``obj.sel`` of the entries of ``sel`` that are dims of ``obj``, with clear errors."""
+    sel = {d: s for d, s in sel.items() if d in obj.dims}
+    if not sel:
+        return obj
+    try:
+        out = obj.sel(sel)
+    except (KeyError, IndexError, ValueError, TypeError) as err:
+        raise ValueError(
+            f"`coords` {sel} could not be selected from {what}: {err!r}. Coordinates are labels, "
+            "as in az.rhat: e.g. {'chain': [0, 2]} or {'draw': slice(1000, None)}."
         ) from err
+    empty = [d for d in sel if out.sizes[d] == 0]
+    if empty:
+        raise ValueError(f"`coords` {sel} selects no {' and no '.join(empty)} from {what}.")
+    return out
+
+
+def to_regen_data(data, argname="data", *, logp=None, coords=None, logp_var="partition_logp", var_names=None):
+    """Any accepted input as a :class:`RegenData` view, ``logp=`` merged and ``coords`` applied.
+
+    ``logp`` (if given) becomes ``sample_stats[logp_var]``, replacing any recorded one; ``coords``
+    selects on both groups (each on the dimensions it has).
+    """
+    view = _to_groups(data, var_names, logp_var, argname)
+    stats = view.sample_stats
+    if logp is not None:
+        lp = _logp_dataarray(logp, view.posterior)
+        stats = (
+            xr.Dataset({logp_var: lp})
+            if stats is None
+            else stats.drop_vars(logp_var, errors="ignore").assign({logp_var: lp})
+        )
+    posterior = view.posterior
+    if coords is not None:
+        sel = _check_coords(coords, posterior.dims, "the posterior")
+        posterior = _select(posterior, sel, "the posterior")
+        if stats is not None:
+            stats = _select(stats, sel, "sample_stats")
+    if posterior is view.posterior and stats is view.sample_stats:
+        return view
+    return RegenData(posterior, stats)
+
+
+def to_inference_data(data, argname="data", *, logp=None, coords=None, logp_var="partition_logp"):
+    """The posterior/sample_stats of any accepted input (see :func:`to_regen_data`).
+
+    Returns an InferenceData-like :class:`RegenData` view (``groups()``, ``posterior``,
+    ``sample_stats``); it no longer needs ArviZ for DataTree, Dataset, dict or array inputs.
+    """
+    return to_regen_data(data, argname, logp=logp, coords=coords, logp_var=logp_var)
 
 
 def _first_draws_canonical(da, item_dim):
@@ -153,6 +448,9 @@ def select_partition_var(posterior, var_names):
             candidates.append(name)
     if len(candidates) == 1:
         return candidates[0]
+    shaped = [n for n, da in posterior.data_vars.items() if da.ndim == 3 and da.dims[:2] == ("chain", "draw")]
+    if not candidates and len(shaped) == 1:
+        return shaped[0]  # the only (chain, draw, item) variable: its dtype is checked next, clearly
     if not candidates:
         raise ValueError(
             "`var_names` is None and no posterior variable looks like a partition (integer "
@@ -211,21 +509,42 @@ def _check_labels_dtype(da, name):
     raise TypeError(f"posterior variable {name!r} must hold integer labels, got dtype {da.dtype}.")
 
 
-def load_partition(data, var_names=None, logp_var="partition_logp", argname="data"):
+def load_partition(
+    data, var_names=None, logp_var="partition_logp", argname="data", *, logp=None, coords=None
+):
     """Reduce the draws of a partition variable to pooled unique states.
 
     Parameters
     ----------
-    data : InferenceData or convertible
+    data : InferenceData, DataTree, Dataset, DataArray, dict, numpy array or convertible
+        InferenceData (ArviZ 0.x) or ``xarray.DataTree`` (arviz-base): labels in ``posterior``,
+        the log posterior in ``sample_stats[logp_var]``. A posterior-like Dataset (the log
+        posterior, if any, as its variable ``logp_var``), a DataArray, a dict
+        ``{name: array (chain, draw, item)}`` or an array ``(chain, draw, item)`` /
+        ``(draw, item)`` (one chain): the log posterior comes from ``logp=``. Anything else goes
+        through ArviZ's converters (``az.convert_to_inference_data``, or
+        ``arviz_base.convert_to_datatree`` where ArviZ 0.x is not installed).
     var_names : str or list of one str, optional
         The partition variable; found automatically when exactly one posterior variable holds
-        canonical integer labels with dims ``(chain, draw, item)``.
+        canonical integer labels with dims ``(chain, draw, item)``. For an unnamed array it names
+        the variable (default ``"x"``).
     logp_var : str
         ``sample_stats`` variable holding the log unnormalized posterior of the state.
+    logp : array_like (chain, draw) or (draw,), or DataArray, optional
+        The log unnormalized posterior of every draw; replaces ``sample_stats[logp_var]``.
+    coords : dict, optional
+        Selection applied before any reduction, by coordinate labels as in ``az.rhat``:
+        ``{"chain": [0, 2]}``, ``{"draw": slice(1000, None)}``.
 
     Returns
     -------
     PartitionDraws
+
+    Raises
+    ------
+    ValueError, TypeError
+        Unsupported input, missing posterior group, labels that are not (chain, draw, item) or not
+        integers, ``logp`` of the wrong shape, ``coords`` naming an unknown dimension or label.
 
     Warns
     -----
@@ -235,11 +554,11 @@ def load_partition(data, var_names=None, logp_var="partition_logp", argname="dat
         value of the first draw is used).
     """
     if isinstance(data, PartitionDraws):  # already reduced (internal reuse, e.g. the summary)
+        if logp is not None or coords is not None:
+            raise ValueError("`logp` and `coords` cannot be applied to already reduced draws.")
         return data
-    idata = to_inference_data(data, argname)
-    if "posterior" not in idata.groups():
-        raise ValueError(f"`{argname}` has no posterior group.")
-    posterior = idata.posterior
+    view = to_regen_data(data, argname, logp=logp, logp_var=logp_var, var_names=var_names)
+    posterior = view.posterior
     name = select_partition_var(posterior, var_names)
     da = posterior[name]
     if da.ndim != 3 or "chain" not in da.dims or "draw" not in da.dims:
@@ -247,10 +566,18 @@ def load_partition(data, var_names=None, logp_var="partition_logp", argname="dat
             f"posterior variable {name!r} must have dims (chain, draw, <item dim>), got {da.dims}."
         )
     item_dim = [d for d in da.dims if d not in ("chain", "draw")][0]
+    sel = _check_coords(coords, da.dims, f"the posterior variable {name!r}")
+    da = _select(da, sel, f"posterior[{name!r}]")
     # integer labels, or floats holding integers (netCDF round trips): checked chunk-wise
     da = _check_labels_dtype(da, name)
-    keys, canon = compute_keys(da, item_dim)
-    if not canon.all():
+    try:
+        keys, canon = compute_keys(da, item_dim)
+    except TypeError as err:  # non-integral floats, found chunk by chunk
+        raise TypeError(
+            f"posterior variable {name!r} must hold integer labels (floats are accepted only when "
+            f"they are whole numbers): {err}"
+        ) from err
+    if not canon.all():  # a subset of items is rarely canonical: no news
         bad = np.argwhere(~canon)
         c, d = bad[0]
         warnings.warn(
@@ -262,14 +589,19 @@ def load_partition(data, var_names=None, logp_var="partition_logp", argname="dat
     ukeys, first, inverse = np.unique(keys.ravel(), return_index=True, return_inverse=True)
     index = inverse.reshape(keys.shape).astype(np.int64)
 
-    logp = None
-    if "sample_stats" in idata.groups() and logp_var in idata.sample_stats.data_vars:
-        lp_da = idata.sample_stats[logp_var]
+    logp_values = None
+    stats = view.sample_stats
+    if stats is not None and logp_var in stats.data_vars:
+        lp_da = stats[logp_var]
         if set(lp_da.dims) != {"chain", "draw"}:
             raise ValueError(
                 f"sample_stats[{logp_var!r}] must have dims (chain, draw), got {lp_da.dims}."
             )
-        lp = np.asarray(lp_da.transpose("chain", "draw").values, dtype=float)
+        lp_da = _select(lp_da, sel, f"sample_stats[{logp_var!r}]")
+        lp = np.asarray(lp_da.transpose("chain", "draw").values)
+        if not (np.issubdtype(lp.dtype, np.floating) or np.issubdtype(lp.dtype, np.integer)):
+            raise TypeError(f"sample_stats[{logp_var!r}] must hold real numbers, got dtype {lp.dtype}.")
+        lp = lp.astype(float)
         if lp.shape != keys.shape:
             raise ValueError(
                 f"sample_stats[{logp_var!r}] has shape {lp.shape} but the posterior of {name!r} "
@@ -282,9 +614,9 @@ def load_partition(data, var_names=None, logp_var="partition_logp", argname="dat
                 f"sample_stats[{logp_var!r}] has {nbad} non-finite values; a visited state must "
                 "have a finite log posterior."
             )
-        logp = flat[first]
-        dev = np.abs(flat - logp[inverse])
-        tol = LOGP_RTOL * np.maximum(1.0, np.abs(logp[inverse]))
+        logp_values = flat[first]
+        dev = np.abs(flat - logp_values[inverse])
+        tol = LOGP_RTOL * np.maximum(1.0, np.abs(logp_values[inverse]))
         if np.any(dev > tol):
             warnings.warn(
                 f"sample_stats[{logp_var!r}] differs between draws of the same state (max abs "
@@ -293,23 +625,18 @@ def load_partition(data, var_names=None, logp_var="partition_logp", argname="dat
                 UserWarning,
                 stacklevel=3,
             )
-    chain = np.asarray(posterior["chain"].values) if "chain" in posterior.coords else np.arange(keys.shape[0])
-    draw = np.asarray(posterior["draw"].values) if "draw" in posterior.coords else np.arange(keys.shape[1])
+    n_items = int(da.sizes[item_dim])
     return PartitionDraws(
         name=name,
         item_dim=item_dim,
-        chain=chain,
-        draw=draw,
-        n_items=int(da.sizes[item_dim]),
+        chain=np.asarray(da["chain"].values) if "chain" in da.coords else np.arange(keys.shape[0]),
+        draw=np.asarray(da["draw"].values) if "draw" in da.coords else np.arange(keys.shape[1]),
+        n_items=n_items,
         keys=ukeys,
         index=index,
-        logp=logp,
+        logp=logp_values,
         logp_name=logp_var,
-        item_coord=(
-            np.asarray(posterior[item_dim].values)
-            if item_dim in posterior.coords
-            else np.arange(int(da.sizes[item_dim]))
-        ),
+        item_coord=np.asarray(da[item_dim].values) if item_dim in da.coords else np.arange(n_items),
     )
 
 

@@ -1,11 +1,5 @@
-"""Canonical labels and state keys, shared with :mod:`pymc_partition.state` (one implementation)."""
+"""Private alias of :mod:`arviz_regen.state`, kept for old imports (use ``arviz_regen.state``)."""
 
-from pymc_partition.state import (
-    canonicalize,
-    check_labels,
-    is_canonical,
-    keys_to_labels,
-    state_keys,
-)
+from .state import canonicalize, check_labels, is_canonical, keys_to_labels, state_keys
 
 __all__ = ["canonicalize", "check_labels", "is_canonical", "keys_to_labels", "state_keys"]

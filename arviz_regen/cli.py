@@ -1,4 +1,8 @@
-"""Command line: ``arviz-regen-summary PATH`` prints the Hotelling-RS / R-hat / ESS table."""
+"""Command line: ``arviz-regen-summary PATH`` prints the Hotelling-RS verdict beside R-hat and ESS.
+
+``--fail-below ALPHA`` turns the verdict ``p_value_all`` into an exit status for scripts and CI:
+0 pass, 1 fail, 3 no verdict reached (2 is kept for errors).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,12 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 __all__ = ["main", "open_inference_data", "save_inference_data"]
+
+#: Exit statuses of ``arviz-regen-summary``.
+EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_NO_VERDICT = 0, 1, 2, 3
 
 
 def save_inference_data(idata, path):
@@ -56,8 +65,14 @@ def _parser():
     p = argparse.ArgumentParser(
         prog="arviz-regen-summary",
         description=(
-            "Print Hotelling-RS p-values (per chain) next to R-hat and ESS of n_clusters and "
+            "Print the Hotelling-RS verdict (p_value_all: one p-value for all chains, with its "
+            "parts and the per-chain p-values) next to R-hat and ESS of n_clusters and "
             "partition_logp for a saved InferenceData (netCDF file or zarr store)."
+        ),
+        epilog=(
+            "Exit status: 0 ok (with --fail-below: every p_value_all >= ALPHA); 1 some "
+            "p_value_all < ALPHA; 2 error; 3 no verdict reached (p_value_all NaN, e.g. states "
+            "that do not recur) with --fail-below."
         ),
     )
     p.add_argument("path", help="InferenceData file (.nc) or zarr store (.zarr)")
@@ -66,13 +81,71 @@ def _parser():
     p.add_argument("--logp-var", default="partition_logp", help="sample_stats log posterior (default: partition_logp)")
     p.add_argument("--per-chain", action="store_true", help="rank top states per chain instead of pooled")
     p.add_argument("--chunk-draws", type=int, default=None, help="open with dask, this many draws per chunk")
+    p.add_argument(
+        "--method",
+        choices=("bootstrap", "chi2"),
+        default=None,
+        help="reference distribution of the per-chain p-values (default: bootstrap); the verdict "
+        "p_value_all always uses the renewal bootstrap",
+    )
+    p.add_argument("--n-bootstrap", type=int, default=499, help="bootstrap replicates (default 499)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    p.add_argument(
+        "--fail-below",
+        type=_alpha,
+        default=None,
+        metavar="ALPHA",
+        help="exit with status 1 when the verdict p_value_all of any K is below ALPHA, 0 when all "
+        "are at least ALPHA, 3 when no verdict could be reached (p_value_all NaN)",
+    )
     p.add_argument("--round", type=int, default=3, dest="round_to", help="decimals (default 3)")
     return p
 
 
+def _alpha(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"ALPHA must be strictly between 0 and 1, got {text}")
+    return value
+
+
+def _verdict(table, alpha):
+    """(exit status, one-line verdict) of ``--fail-below alpha`` from the table's p_value_all."""
+    rows = [r for r in table.index if str(r).startswith("hotelling_rs[")]
+    if not rows or "p_value_all" not in table.columns:
+        return EXIT_NO_VERDICT, (
+            "verdict: NOT REACHED (no Hotelling-RS rows: the log posterior was not found; see --logp-var)"
+        )
+    p = table.loc[rows, "p_value_all"].astype(float)
+    failed = [f"{r} (p_value_all={v:.3g})" for r, v in p.items() if np.isfinite(v) and v < alpha]
+    missing = [r for r, v in p.items() if not np.isfinite(v)]
+    if failed:
+        line = f"verdict: FAIL at alpha={alpha:g}: " + ", ".join(failed)
+        if missing:
+            line += "; no verdict for " + ", ".join(missing)
+        return EXIT_FAIL, line
+    if missing:
+        return EXIT_NO_VERDICT, (
+            f"verdict: NOT REACHED for {', '.join(missing)} (p_value_all is NaN: too few whole "
+            "regeneration tours, e.g. states that do not recur; run longer or use a smaller K)"
+        )
+    return EXIT_OK, f"verdict: PASS at alpha={alpha:g} (p_value_all >= {alpha:g} for every K: {', '.join(rows)})"
+
+
 def main(argv=None):
-    """Entry point of ``arviz-regen-summary``; returns the exit status."""
-    args = _parser().parse_args(argv)
+    """Entry point of ``arviz-regen-summary``; returns the exit status.
+
+    0: table printed (and, with ``--fail-below ALPHA``, every ``p_value_all`` ≥ ALPHA);
+    1: ``--fail-below`` and some ``p_value_all`` < ALPHA; 2: error (unreadable file, bad
+    variable, ...); 3: ``--fail-below`` and no verdict reached for some K (``p_value_all`` NaN).
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as stop:  # --help (0) or a usage error (2, message already printed)
+        return stop.code if isinstance(stop.code, int) else EXIT_ERROR
     from .summary import regen_summary
 
     try:
@@ -86,19 +159,37 @@ def main(argv=None):
                 k=args.k,
                 logp_var=args.logp_var,
                 pooled=not args.per_chain,
-                round_to=args.round_to,
+                method=args.method,
+                n_bootstrap=args.n_bootstrap,
+                random_seed=args.seed,
+                round_to=None,
             )
-    except (OSError, ValueError, TypeError) as err:
+    except (OSError, ValueError, TypeError, ImportError) as err:
         print(f"arviz-regen-summary: error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
+    except Exception as err:  # a bug: still status 2, never 1 (which --fail-below reads as "failed")
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+        print(f"arviz-regen-summary: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        return EXIT_ERROR
     import pandas as pd
 
+    shown = table if args.round_to is None else table.round(args.round_to)
     with pd.option_context("display.width", 200, "display.max_columns", 50):
-        print(table.to_string(na_rep=""))
-    for w in caught:
-        if issubclass(w.category, UserWarning):
-            print(f"warning: {w.message}", file=sys.stderr)
-    return 0
+        print(shown.to_string(na_rep=""))
+    for msg in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning)):
+        print(f"warning: {msg}", file=sys.stderr)
+    if args.fail_below is None:
+        status, line = _verdict(table, 0.0)  # only to say that no verdict was reached
+        if status == EXIT_NO_VERDICT and "p_value_all" in table.columns:
+            print(f"warning: {line.removeprefix('verdict: ')}", file=sys.stderr)
+        return EXIT_OK
+    status, line = _verdict(table, args.fail_below)  # on unrounded p-values
+    print(line)
+    if status == EXIT_NO_VERDICT:
+        print(f"arviz-regen-summary: {line}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":  # pragma: no cover

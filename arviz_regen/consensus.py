@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._state import canonicalize
+from .state import canonicalize
 
 __all__ = ["binder_loss", "consensus_partition", "consensus", "Consensus"]
 
@@ -192,8 +192,23 @@ def consensus_partition(coclustering, *, candidates=None, method="auto", max_exh
     return Consensus(best_labels, float(best_loss), "search")
 
 
-def consensus(data, var_names=None, *, method="auto", n_candidates=50, regeneration=None, logp_var="partition_logp"):
+def consensus(
+    data,
+    var_names=None,
+    *,
+    method="auto",
+    n_candidates=50,
+    regeneration=None,
+    se_method="auto",
+    logp_var="partition_logp",
+    logp=None,
+    coords=None,
+):
     """Consensus partition of a sample: Binder-optimal partition for the pooled RS ρ̂.
+
+    ρ̂ is :func:`arviz_regen.coclustering` with ``combined=True``: the pooled regenerative
+    estimate, or, when the regeneration state recurs too rarely (a flat posterior), the plain
+    co-clustering frequencies over all draws (with a warning; see ``se_method``).
 
     Parameters
     ----------
@@ -204,7 +219,7 @@ def consensus(data, var_names=None, *, method="auto", n_candidates=50, regenerat
         states); otherwise as :func:`consensus_partition`, with the ``n_candidates`` most
         visited states as extra starting points for the search.
     n_candidates : int
-    regeneration, logp_var
+    regeneration, se_method, logp_var
         See :func:`arviz_regen.coclustering`.
 
     Returns
@@ -214,9 +229,9 @@ def consensus(data, var_names=None, *, method="auto", n_candidates=50, regenerat
     from ._data import load_partition
     from .coclustering import coclustering
 
-    ds = coclustering(data, var_names, combined=True, regeneration=regeneration, logp_var=logp_var)
+    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
+    ds = coclustering(pdraws, combined=True, regeneration=regeneration, se_method=se_method)
     rho = ds["rho"].values
-    pdraws = load_partition(data, var_names, logp_var=logp_var)
     if method == "visited":
         loss = np.empty(pdraws.n_states)
         for start in range(0, pdraws.n_states, 10_000):  # blocks bound the (states × pairs) memory

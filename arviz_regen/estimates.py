@@ -5,41 +5,33 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import xarray as xr
 
-from ._data import load_partition, rank_states, regeneration_state
-from .coclustering import _eval_positions
-from .tours import completed_tours, prefix_sums, regeneration_times, rs_from_sums, tour_sums
+from ._data import load_partition, rank_states
+from .regeneration import assemble, estimate, eval_positions, regenerate
 
 __all__ = ["rs_estimate", "top_states"]
 
 
-def _rs_per_chain(pdraws, state_values, regen, positions, combined):
-    """Prefix sums of per-state values over the tours of each chain, then mean and se."""
-    extra = state_values.shape[1:]
-    E = 1 if positions is None else positions.size
-    acc = [np.zeros((pdraws.n_chain, E) + extra) for _ in range(3)]
-    sn = np.zeros((pdraws.n_chain, E))
-    snn = np.zeros((pdraws.n_chain, E))
-    ntours = np.zeros((pdraws.n_chain, E), dtype=np.int64)
-    for c in range(pdraws.n_chain):
-        idx = pdraws.index[c]
-        is_regen = idx == regen
-        tau = regeneration_times(is_regen)
-        s, n = tour_sums(state_values[idx] if tau.size > 1 else state_values[:0], tau)
-        s1, s2, sns, sn_c, snn_c = prefix_sums(s, n)
-        at = (
-            np.array([n.size])
-            if positions is None
-            else completed_tours(is_regen)[positions]
+def _state_values(func, pdraws):
+    """``func`` evaluated once per visited state, checked: (n_states, ...) floats."""
+    vals = np.asarray(func(pdraws.labels), dtype=float)
+    if vals.ndim == 0 or vals.shape[0] != pdraws.n_states:
+        raise ValueError(
+            f"`func` must return one value (or array) per state: expected leading dimension "
+            f"{pdraws.n_states}, got shape {vals.shape}."
         )
-        acc[0][c], acc[1][c], acc[2][c] = s1[at], s2[at], sns[at]
-        sn[c], snn[c], ntours[c] = sn_c[at], snn_c[at], at
-    if combined:
-        acc = [a.sum(axis=0) for a in acc]
-        sn, snn, ntours = sn.sum(axis=0), snn.sum(axis=0), ntours.sum(axis=0)
-    mean, se = rs_from_sums(*acc, sn, snn, ntours)
-    return mean, se, ntours
+    return vals
+
+
+def _warn_few_tours(n_tours, se_method, cumulative):
+    """The explicit ``se_method="regenerative"`` with fewer than two tours: se is NaN."""
+    if se_method == "regenerative" and not cumulative and np.any(np.asarray(n_tours) < 2):
+        warnings.warn(
+            "Fewer than two whole regeneration tours in some chain(s): se is NaN there "
+            "(se_method='auto' falls back to batch means).",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def rs_estimate(
@@ -51,10 +43,18 @@ def rs_estimate(
     cumulative=False,
     n_points=None,
     regeneration=None,
+    se_method="auto",
     logp_var="partition_logp",
     name="f",
+    logp=None,
+    coords=None,
 ):
     """RS mean and RS standard error of a function of the partition state.
+
+    Regenerative sampling (Hobert et al. 2002; the paper's eq. regvar) at the regeneration
+    state; when that state recurs too rarely (fewer than
+    :data:`arviz_regen.regeneration.MIN_TOURS` whole tours) the plain mean over the draws with a
+    batch-means standard error instead, with a warning (see ``se_method``).
 
     Parameters
     ----------
@@ -71,6 +71,12 @@ def rs_estimate(
         Evaluation draws in cumulative mode (None: every draw).
     regeneration : None, "mode" or label vector
         See :func:`arviz_regen.coclustering`.
+    se_method : {"auto", "regenerative", "batch_means"}
+        "regenerative": RS mean and se over whole tours; "batch_means": mean over all draws
+        with a lugsail batch-means se (:mod:`arviz_regen.batch_means`; pooled chains: replicated
+        batch means); "auto" (default): regenerative when every chain (or, with ``combined``,
+        the pooled chains) completes at least ``MIN_TOURS`` whole tours over the whole run, else
+        batch means with a :class:`~arviz_regen.regeneration.NonRecurrenceWarning`.
     logp_var : str
     name : str
         Prefix of the dimensions of a vector-valued ``func`` (``{name}_dim_0``, …).
@@ -79,42 +85,34 @@ def rs_estimate(
     -------
     xarray.Dataset
         ``estimate`` and ``se`` with dims (``chain``) (``draw``) + function dims, and
-        ``n_tours``. ``se`` is NaN with fewer than two tours, ``estimate`` without any tour.
+        ``n_tours`` (whole regeneration tours, whatever the method); ``attrs["se_method"]``
+        records the method used. Regenerative: ``se`` is NaN with fewer than two tours,
+        ``estimate`` without any tour. Batch means: ``se`` is NaN with fewer than two batches
+        (a single draw).
     """
     if not callable(func):
         raise TypeError(f"`func` must be callable (labels -> values), got {type(func).__name__}.")
-    pdraws = load_partition(data, var_names, logp_var=logp_var)
-    regen = regeneration_state(pdraws, regeneration)
-    vals = np.asarray(func(pdraws.labels), dtype=float)
-    if vals.ndim == 0 or vals.shape[0] != pdraws.n_states:
-        raise ValueError(
-            f"`func` must return one value (or array) per state: expected leading dimension "
-            f"{pdraws.n_states}, got shape {vals.shape}."
-        )
-    positions = _eval_positions(pdraws.n_draw, n_points) if cumulative else None
-    mean, se, ntours = _rs_per_chain(pdraws, vals, regen, positions, combined)
-    if not cumulative and np.any(ntours < 2):
-        warnings.warn(
-            "Fewer than two whole regeneration tours in some chain(s): se is NaN there.",
-            UserWarning,
-            stacklevel=2,
-        )
-    fdims = tuple(f"{name}_dim_{i}" for i in range(vals.ndim - 1))
-    dims = (() if combined else ("chain",)) + ("draw",) + fdims
-    coords = {} if combined else {"chain": pdraws.chain}
-    if cumulative:
-        coords["draw"] = pdraws.draw[positions]
-    ds = xr.Dataset(
-        {"estimate": (dims, mean), "se": (dims, se), "n_tours": (dims[: len(dims) - len(fdims)], ntours)},
-        coords=coords,
+    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
+    vals = _state_values(func, pdraws)
+    reg = regenerate(pdraws, regeneration, se_method=se_method, combined=combined, what="rs_estimate")
+    positions = eval_positions(pdraws.n_draw, n_points) if cumulative else None
+    mean, se, n_tours = estimate(
+        reg.tours, reg.se_method, state_values=vals, positions=positions, combined=combined
     )
-    if not cumulative:
-        ds = ds.isel(draw=0)
-    ds.attrs.update({"var_name": pdraws.name, "regeneration_state": pdraws.labels[regen].tolist()})
-    return ds
+    _warn_few_tours(n_tours, reg.se_method, cumulative)
+    fdims = tuple(f"{name}_dim_{i}" for i in range(vals.ndim - 1))
+    return assemble(
+        pdraws,
+        {"estimate": (fdims, mean), "se": (fdims, se), "n_tours": ((), n_tours)},
+        combined=combined,
+        positions=positions,
+        attrs=reg.attrs(pdraws, combined),
+    )
 
 
-def top_states(data, var_names=None, *, k=10, combined=False, logp_var="partition_logp"):
+def top_states(
+    data, var_names=None, *, k=10, combined=False, se_method="auto", logp_var="partition_logp", logp=None, coords=None
+):
     """The K most probable visited states with RS estimates of their probabilities.
 
     Parameters
@@ -125,19 +123,24 @@ def top_states(data, var_names=None, *, k=10, combined=False, logp_var="partitio
         Number of states (reduced, with a warning, to the number of visited states).
     combined : bool
         Pool the tours of all chains.
+    se_method : {"auto", "regenerative", "batch_means"}
+        As :func:`arviz_regen.rs_estimate`; regeneration is at the top state. With batch means
+        the probabilities are the visit frequencies of the states over all draws (labelled as
+        such in ``attrs`` and ``probability.attrs``).
     logp_var : str
 
     Returns
     -------
     xarray.Dataset
         ``labels`` (rank, item), ``logp`` (rank), ``probability`` and ``se`` (RS estimates of
-        P(X = S_rank), dims (``chain``) ``rank``), ``logp_probability`` (rank: exp(logp − log
-        Ẑ) with Ẑ from the pooled RS estimate Σ visits / Σ q-weighted visits; what the
-        probabilities should be if the chains have converged on these states).
+        P(X = S_rank), or visit frequencies with batch-means se; dims (``chain``) ``rank``),
+        ``logp_probability`` (rank: exp(logp − log Ẑ) with Ẑ from the pooled estimate Σ visits /
+        Σ q-weighted visits; what the probabilities should be if the chains have converged on
+        these states) and ``n_tours`` (``chain``). ``attrs["se_method"]`` records the method.
     """
     if int(k) < 1:
         raise ValueError(f"`k` must be a positive int, got {k!r}.")
-    pdraws = load_partition(data, var_names, logp_var=logp_var)
+    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     order = rank_states(pdraws)
     if k > order.size:
         warnings.warn(
@@ -146,28 +149,28 @@ def top_states(data, var_names=None, *, k=10, combined=False, logp_var="partitio
             stacklevel=2,
         )
     top = order[: int(k)]
-    ind = np.zeros((pdraws.n_states, top.size))
+    ind = np.zeros((pdraws.n_states, top.size))  # indicators of the top states: (states, rank)
     ind[top, np.arange(top.size)] = 1.0
-    mean, se, _ = _rs_per_chain(pdraws, ind, int(top[0]), None, combined)
-    mean, se = mean[..., 0, :], se[..., 0, :]
-    logp = pdraws.logp[top]
+    reg = regenerate(pdraws, "logp", se_method=se_method, combined=combined, what="top_states")
+    mean, se, n_tours = estimate(reg.tours, reg.se_method, state_values=ind, combined=combined)
+    _warn_few_tours(n_tours, reg.se_method, False)
+    pooled = mean if combined else estimate(reg.tours, reg.se_method, state_values=ind, combined=True)[0]
+    lp = pdraws.logp[top]
     # pooled ratio estimate of 1/Z on the q scale: Σ_i P̂(S_i) / Σ_i q_i over the top states
-    pooled, _, _ = _rs_per_chain(pdraws, ind, int(top[0]), None, True)
-    q = np.exp(logp - logp[0])
+    q = np.exp(lp - lp[0])
     level = pooled[0].sum() / q.sum()
-    dims = (() if combined else ("chain",)) + ("rank",)
-    coords = {"rank": np.arange(top.size), "item": pdraws.item_coord}
-    if not combined:
-        coords["chain"] = pdraws.chain
-    ds = xr.Dataset(
-        {
-            "labels": (("rank", "item"), pdraws.labels[top]),
-            "logp": (("rank",), logp),
-            "probability": (dims, mean),
-            "se": (dims, se),
-            "logp_probability": (("rank",), level * q),
-        },
-        coords=coords,
+    ds = assemble(
+        pdraws,
+        {"probability": (("rank",), mean), "se": (("rank",), se), "n_tours": ((), n_tours)},
+        combined=combined,
+        static={"labels": (("rank", "item"), pdraws.labels[top]), "logp": (("rank",), lp),
+                "logp_probability": (("rank",), level * q)},
+        coords={"rank": np.arange(top.size), "item": pdraws.item_coord},
+        attrs=reg.attrs(pdraws, combined),
     )
-    ds.attrs["var_name"] = pdraws.name
+    ds = ds[["labels", "logp", "probability", "se", "logp_probability", "n_tours"]]
+    if reg.se_method == "batch_means":
+        ds["probability"].attrs["long_name"] = "visit frequency over all draws (not regenerative)"
+    else:
+        ds["probability"].attrs["long_name"] = "RS estimate of the posterior probability"
     return ds

@@ -1,260 +1,50 @@
-"""Hotelling-RS: does a chain visit its top states in the right relative proportions?
+"""Hotelling-RS: do the chains visit their top states in the right relative proportions?
 
-SPEC section 4, for each chain:
+SPEC section 4. The K most probable *visited* states S_1 … S_K (by ``partition_logp``, pooled
+over chains by default) are compared with their known relative probabilities
+q_i = exp(logp_i − logp_1), using whole regeneration tours at δ = S_1. Two reference
+distributions:
 
-1. S_1 … S_K: the K most probable *visited* states by ``partition_logp`` (pooled over chains by
-   default); the regeneration state δ is S_1.
-2. τ_0 < … < τ_R: visits to δ; tour r covers draws τ_{r−1} … τ_r − 1, length N_r, sum s_r.
-3. g_i(x) = 1{x = S_i} / q_i with q_i = exp(logp_i − max logp).
-4. ḡ = Σ s_r / Σ N_r,  Σ̂ = Σ (s_r − N_r ḡ)(s_r − N_r ḡ)ᵀ / (R N̄²).
-5. Ẑ⁻¹ = w'ḡ, w = Σ̂⁻¹1 / 1'Σ̂⁻¹1;  T² = R (ḡ − Ẑ⁻¹1)' Σ̂⁻¹ (ḡ − Ẑ⁻¹1);  p = P(χ²_{K−1} > T²).
+- ``method="bootstrap"`` (default): Pearson's X² of the top states' visit counts, calibrated by
+  resampling the chain's own tours (:mod:`arviz_regen.tour_tests`). Nominal for slowly mixing
+  chains whose top states appear in few tours.
+- ``method="chi2"``: the paper's Hotelling T² with its χ²_{K−1} limit
+  (:mod:`arviz_regen.hotelling_t2`), asymptotic in the number of tours through every top state.
 
-Numerics. With h_i(x) = 1{x = S_i} (visit counts, exact integers) and D = diag(q), g = D⁻¹h, so
-T² = R (h̄ − c q)' Σ̂_h⁻¹ (h̄ − c q) with c the GLS weight: the same number, computed on counts.
-Σ̂ is scaled to a correlation matrix and factored by a pivoted Cholesky; ``c`` estimates
-π_max / Z, so log Ẑ = max logp − log c comes for free.
+``t2`` (the paper's statistic) is reported with either method. Beside the per-chain p-values,
+``p_value_all`` is one verdict for all chains (pooled tours plus agreement between chains).
 
-Singular Σ̂ (documented rule). Σ_r (s_r − N_r ḡ) = 0, so Σ̂ has rank ≤ R − 1, and a top state
-that a chain never visits has a zero row. The pivoted Cholesky keeps a maximal set of states
-whose tour sums are linearly independent (greedily, largest residual variance first, relative
-tolerance ``tol`` on the correlation scale; states never visited are dropped first). The
-statistic is the Hotelling-RS statistic of the kept states, with df = (number kept) − 1; a
-warning names the dropped states. With fewer than two kept states (e.g. fewer than three whole
-tours) there is no test: ``t2`` and ``p_value`` are NaN, ``df`` is 0, with a warning.
-
-Cumulative mode. The centred cross-product matrix is updated tour by tour (a Welford-type
-re-centring, O(K²) per tour: no recomputation from scratch and no cancellation from expanding
-Σ s s' − 2ḡ Σ N s' + ḡḡ' Σ N²), and the statistic is evaluated after every tour. The value at
-draw t is the statistic of the whole tours completed by draw t (the top states stay those of the
-full run), i.e. exactly what the non-cumulative mode returns on draws 0 … t.
+The trace (``cumulative=True``) recomputes everything at each evaluation draw t from draws
+0 … t only, including which states are the top K: what a user watching the chains would have
+seen. ``cumulative="lookahead"`` is the paper's Figure 2c trace (top states of the whole run,
+χ² p-values after every tour).
 """
 
 from __future__ import annotations
 
 import warnings
 
-import numba
 import numpy as np
 import xarray as xr
-from scipy import stats
 
-from ._data import load_partition, rank_states
-from .tours import completed_tours, regeneration_times
+from ._data import load_partition
+from .hotelling_t2 import DEFAULT_TOL, t2_core
+from .regeneration import eval_positions, find_tours
+from .tour_tests import all_chains_test, chain_test
 
-__all__ = ["hotelling_rs", "hotelling_rs_core"]
+__all__ = ["hotelling_rs", "MIN_TOURS_VISITING"]
 
-#: relative tolerance on residual variance (correlation scale) of the pivoted Cholesky
-DEFAULT_TOL = 1e-10
+#: A top state seen in fewer whole tours than this makes a result "mean little" (warned). A
+#: state's share of the statistic is then carried by a handful of iid excursions: the bootstrap
+#: can only resample those, and a resample leaves the state out altogether with probability
+#: about e^{−m} for m tours (e^{−5} ≈ 0.7%). In our simulations (reversible chain, integrated
+#: autocorrelation ≈ 300, 10,000 draws) the K = 10 test had its rarest state in 2–6 tours and
+#: rejected 6% of correct runs at α = 0.05 with the bootstrap (90% with the χ² limit); with
+#: every state in ≥ 5 tours both references were within Monte Carlo error of nominal.
+MIN_TOURS_VISITING = 5
 
-
-@numba.njit(cache=True)
-def _statistic(M, sdiag, xbar, q, K, total, tol, kept):
-    """T²/… of the leading K states from the centred cross-product matrix M = Σ e e'.
-
-    Returns (t2, c, m): the statistic, the GLS level c (h̄ ≈ c q) and the number m of kept
-    states; ``kept`` (length ≥ K) receives the kept mask.
-    """
-    d = np.zeros(K)
-    for i in range(K):
-        kept[i] = False
-        # zero variance: exactly zero for an unvisited state; relative test against Σ s² for
-        # states whose tour sums are exactly proportional to the tour lengths
-        if M[i, i] > 1e-12 * sdiag[i] and M[i, i] > 0.0:
-            d[i] = np.sqrt(M[i, i])
-    # working residual matrix on the correlation scale
-    G = np.zeros((K, K))
-    for i in range(K):
-        for j in range(K):
-            if d[i] > 0.0 and d[j] > 0.0:
-                G[i, j] = M[i, j] / (d[i] * d[j])
-    Lcol = np.zeros((K, K))  # Lcol[m, i]: m-th Cholesky column, indexed by state
-    piv = np.empty(K, dtype=np.int64)
-    chosen = np.zeros(K, dtype=np.bool_)
-    m = 0
-    for step in range(K):
-        best = -1
-        bestval = tol
-        for j in range(K):
-            if not chosen[j] and G[j, j] > bestval:
-                best = j
-                bestval = G[j, j]
-        if best < 0:
-            break
-        piv[m] = best
-        chosen[best] = True
-        root = np.sqrt(G[best, best])
-        for i in range(K):
-            if not chosen[i]:
-                Lcol[m, i] = G[i, best] / root
-            else:
-                Lcol[m, i] = 0.0
-        Lcol[m, best] = root
-        for i in range(K):
-            if chosen[i]:
-                continue
-            li = Lcol[m, i]
-            for j in range(K):
-                if not chosen[j]:
-                    G[i, j] -= li * Lcol[m, j]
-        m += 1
-    if m < 2:
-        for a in range(m):
-            kept[piv[a]] = True
-        return np.nan, np.nan, m
-    # forward solves L a = x_S / d_S, L b = q_S / d_S in pivot order
-    a = np.zeros(m)
-    b = np.zeros(m)
-    for r in range(m):
-        i = piv[r]
-        ua = xbar[i] / d[i]
-        ub = q[i] / d[i]
-        for c in range(r):
-            ua -= Lcol[c, i] * a[c]
-            ub -= Lcol[c, i] * b[c]
-        a[r] = ua / Lcol[r, i]
-        b[r] = ub / Lcol[r, i]
-        kept[i] = True
-    aa = 0.0
-    ab = 0.0
-    bb = 0.0
-    for r in range(m):
-        aa += a[r] * a[r]
-        ab += a[r] * b[r]
-        bb += b[r] * b[r]
-    # T² = R (x − c q)' Σ̂⁻¹ (x − c q) with Σ̂ = M R / (Σ N)²  =>  T² = (Σ N)² (a·a − (a·b)²/(b·b))
-    t2 = total * total * max(aa - ab * ab / bb, 0.0)
-    return t2, ab / bb, m
-
-
-@numba.njit(cache=True)
-def _hotelling_kernel(counts, n, q, ks, eval_r, tol):
-    """Hotelling-RS after the first ``eval_r[e]`` tours, for each K in ``ks``.
-
-    counts : (R, Kmax) visit counts of the top states per tour; n : (R,) tour lengths;
-    q : (Kmax,) relative probabilities; eval_r : sorted numbers of tours (1 … R).
-    """
-    R, Kmax = counts.shape
-    nK = ks.shape[0]
-    E = eval_r.shape[0]
-    t2 = np.full((nK, E), np.nan)
-    cc = np.full((nK, E), np.nan)
-    kept = np.zeros((nK, E, Kmax), dtype=np.bool_)
-    M = np.zeros((Kmax, Kmax))
-    v = np.zeros(Kmax)  # Σ N_i e_i with e_i = s_i − N_i ḡ
-    ssum = np.zeros(Kmax)
-    sdiag = np.zeros(Kmax)  # Σ s_i², the raw scale of M's diagonal
-    gbar = np.zeros(Kmax)
-    delta = np.zeros(Kmax)
-    e_new = np.zeros(Kmax)
-    sn = 0.0
-    snn = 0.0
-    e = 0
-    for r in range(R):
-        nr = n[r]
-        sn += nr
-        for i in range(Kmax):
-            ssum[i] += counts[r, i]
-            sdiag[i] += counts[r, i] * counts[r, i]
-            g_new = ssum[i] / sn
-            delta[i] = g_new - gbar[i]
-            gbar[i] = g_new
-        # re-centre the old tours at the new mean, then add the new tour
-        for i in range(Kmax):
-            for j in range(Kmax):
-                M[i, j] += -delta[i] * v[j] - v[i] * delta[j] + snn * delta[i] * delta[j]
-        for i in range(Kmax):
-            v[i] -= snn * delta[i]
-            e_new[i] = counts[r, i] - nr * gbar[i]
-        for i in range(Kmax):
-            for j in range(Kmax):
-                M[i, j] += e_new[i] * e_new[j]
-            v[i] += nr * e_new[i]
-        snn += nr * nr
-        while e < E and eval_r[e] == r + 1:
-            for kk in range(nK):
-                K = ks[kk]
-                res = _statistic(M, sdiag, gbar, q, K, sn, tol, kept[kk, e])
-                t2[kk, e] = res[0]
-                cc[kk, e] = res[1]
-            e += 1
-    return t2, cc, kept
-
-
-def _tour_counts(rank_draw, kmax):
-    """Per-tour visit counts of the top ``kmax`` states and tour lengths of one chain."""
-    is_regen = rank_draw == 0
-    tau = regeneration_times(is_regen)
-    n_tours = max(tau.size - 1, 0)
-    if n_tours == 0:
-        return np.zeros((0, kmax)), np.zeros(0), is_regen
-    seg = rank_draw[tau[0] : tau[-1]]
-    tour_id = np.cumsum(is_regen[tau[0] : tau[-1]]) - 1
-    top = seg >= 0
-    flat = np.bincount(tour_id[top] * kmax + seg[top], minlength=n_tours * kmax)
-    return flat.reshape(n_tours, kmax).astype(float), np.diff(tau).astype(float), is_regen
-
-
-def hotelling_rs_core(rank_draw, q, ks, cumulative=False, tol=DEFAULT_TOL):
-    """Hotelling-RS of one chain from the rank of its state at each draw (numpy core).
-
-    Parameters
-    ----------
-    rank_draw : numpy.ndarray of int, shape (n_draw,)
-        Rank (0 = regeneration state δ) of each draw's state among the top states, −1 for
-        other states.
-    q : numpy.ndarray, shape (Kmax,)
-        exp(logp_i − logp_1) of the ranked states (q_1 = 1).
-    ks : sequence of int
-        Numbers of states K ≤ Kmax.
-    cumulative : bool
-        Evaluate after every tour (rows 0 … R: row r uses r tours; row 0 is NaN) instead of once.
-
-    Returns
-    -------
-    dict with ``t2``, ``p_value``, ``df`` (int), ``log_c`` (log of the GLS level c, so that
-    log Ẑ = logp_1 − log c), shape (len(ks),) or (len(ks), R + 1) when cumulative; ``kept``
-    (len(ks), Kmax) boolean mask of the states used (last evaluation); ``n_tours`` (int);
-    ``completed`` (n_draw,) tours completed at each draw.
-    """
-    q = np.asarray(q, dtype=float)
-    ks = np.asarray(ks, dtype=np.int64)
-    kmax = q.size
-    counts, n, is_regen = _tour_counts(np.asarray(rank_draw), kmax)
-    n_tours = n.size
-    eval_r = np.arange(1, n_tours + 1) if cumulative else np.array([n_tours], dtype=np.int64)
-    if n_tours == 0:
-        eval_r = np.zeros(0, dtype=np.int64)
-    t2, c, kept = _hotelling_kernel(counts, n, q, ks, eval_r.astype(np.int64), tol)
-    df = kept.sum(axis=-1).astype(np.int64) - 1
-    df = np.maximum(df, 0)
-    t2 = np.where(df >= 1, t2, np.nan)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(df >= 1, stats.chi2.sf(t2, np.maximum(df, 1)), np.nan)
-        log_c = np.where(df >= 1, np.log(c), np.nan)
-    if n_tours == 0:
-        shape = (ks.size, 1)
-        t2 = np.full(shape, np.nan)
-        p, log_c = t2.copy(), t2.copy()
-        df = np.zeros(shape, dtype=np.int64)
-        last_kept = np.zeros((ks.size, kmax), dtype=bool)
-    else:
-        last_kept = kept[:, -1, :]
-    if cumulative:
-        # prepend the "no tour yet" row so that row r holds the statistic of r tours
-        pad = lambda a, fill: np.concatenate([np.full((ks.size, 1), fill, dtype=a.dtype), a], axis=1)  # noqa: E731
-        if n_tours:
-            t2, p, log_c, df = pad(t2, np.nan), pad(p, np.nan), pad(log_c, np.nan), pad(df, 0)
-    else:
-        t2, p, log_c, df = t2[:, -1], p[:, -1], log_c[:, -1], df[:, -1]
-    return {
-        "t2": t2,
-        "p_value": p,
-        "df": df,
-        "log_c": log_c,
-        "kept": last_kept,
-        "n_tours": n_tours,
-        "completed": completed_tours(is_regen),
-    }
+METHODS = ("bootstrap", "chi2")
+_VERDICT = ("p_value_all", "p_value_pooled", "p_value_agreement", "p_value_recurrence")
 
 
 def _normalize_k(k):
@@ -269,67 +59,202 @@ def _normalize_k(k):
     return scalar, ks.astype(np.int64)
 
 
+def _ranked(logp, mask):
+    """Indices of the states in ``mask`` by decreasing logp (ties by index: deterministic)."""
+    cand = np.flatnonzero(mask)
+    return cand[np.lexsort((cand, -logp[cand]))]
+
+
+def _seeds(random_seed, n):
+    return np.random.SeedSequence(random_seed).generate_state(n, dtype=np.uint32).astype(np.int64)
+
+
+class _Problems:
+    """Conditions met while evaluating, reported once per call as warnings."""
+
+    def __init__(self):
+        self.too_big = []
+        self.no_tours = []
+        self.rare = []
+        self.singular = []
+        self.no_df = []
+
+
+def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, min_tours, tol, problems):
+    """Everything at one evaluation point, from the draws ``index`` (chain, t) only."""
+    C, n_draw = index.shape
+    nK = ks_req.size
+    kmax_req = int(ks_req.max())
+    visits = np.stack([np.bincount(index[c], minlength=n_states) for c in range(C)])
+    pooled_order = _ranked(logp, visits.sum(axis=0) > 0)
+    orders = [pooled_order if pooled else _ranked(logp, visits[c] > 0) for c in range(C)]
+    tours = find_tours(index, [o[0] for o in orders], n_states)
+    res = {
+        "t2": np.full((C, nK), np.nan),
+        "x2": np.full((C, nK), np.nan),
+        "p_value": np.full((C, nK), np.nan),
+        "df": np.zeros((C, nK), dtype=np.int64),
+        "log_z": np.full((C, nK), np.nan),
+        "n_tours": tours.n_tours,
+        "tours_visiting": np.zeros((C, kmax_req), dtype=np.int64),
+    }
+    tops = [o[: int(min(kmax_req, o.size))] for o in orders]
+    per_chain = tours.visit_counts(tops)
+    for c in range(C):
+        order = orders[c]
+        ks = np.minimum(ks_req, order.size)
+        if ks.min() < ks_req.max():
+            problems.too_big.extend((int(a), order.size) for a, b in zip(ks_req, ks) if b < a)
+        kmax = int(ks.max())
+        top = order[:kmax]
+        q = np.exp(logp[top] - logp[top[0]])
+        counts, lengths = per_chain[c]
+        visiting = (counts > 0).sum(axis=0).astype(np.int64)
+        res["tours_visiting"][c, :kmax] = visiting
+        if lengths.size < 2:
+            problems.no_tours.append((c, lengths.size, int(visits[c, order[0]])))
+            continue
+        if order.size < 2:
+            continue  # one visited state: nothing to compare (reported as K > visited states)
+        rare = np.flatnonzero(visiting < min_tours)
+        if rare.size:
+            problems.rare.append((c, rare, visiting[rare], top[rare]))
+        ksv = np.maximum(ks, 2)
+        t2 = t2_core(counts, lengths, q, ksv, tol=tol)
+        res["t2"][c], res["df"][c] = t2["t2"][:, 0], t2["df"][:, 0]
+        res["log_z"][c] = logp[top[0]] - t2["log_c"][:, 0]
+        kept = t2["kept"][:, 0, :]
+        for j, K in enumerate(ksv):
+            if t2["df"][j, 0] >= 1 and not kept[j, :K].all():
+                problems.singular.append((c, int(K)))
+            elif t2["df"][j, 0] == 0 and method == "chi2":
+                problems.no_df.append((c, int(K)))
+        if method == "chi2":
+            res["p_value"][c] = t2["p_value"][:, 0]
+            res["x2"][c] = np.nan
+        else:
+            x2, p = chain_test(counts, lengths, q, ksv, n_rep=n_rep, seed=seeds[c])
+            res["x2"][c], res["p_value"][c] = x2, p
+        too_small = ks < 2
+        for name in ("t2", "x2", "p_value", "log_z"):
+            res[name][c, too_small] = np.nan
+    # one verdict for all chains, always on the pooled ranking and the renewal bootstrap
+    ks = np.maximum(np.minimum(ks_req, pooled_order.size), 2)
+    kmax = min(int(ks.max()), pooled_order.size)
+    top = pooled_order[:kmax]
+    ptours = tours if pooled else find_tours(index, pooled_order[0], n_states)
+    parts = ptours.visit_counts(top)
+    q = np.exp(logp[top] - logp[top[0]])
+    if kmax >= 2:
+        verdict = all_chains_test(
+            [p[0] for p in parts], [p[1] for p in parts], np.full(C, n_draw), q, np.minimum(ks, kmax),
+            n_rep=n_rep, seed=seeds[C],
+        )
+    else:
+        verdict = {name: np.full(nK, np.nan) for name in _VERDICT}
+    res.update({name: verdict[name] for name in _VERDICT})
+    res["top"] = pooled_order[:kmax_req]
+    return res
+
+
 def hotelling_rs(
     data,
     var_names=None,
     *,
     k=10,
+    method=None,
     pooled=True,
     cumulative=False,
+    n_points=20,
+    n_bootstrap=499,
+    random_seed=0,
+    min_tours=MIN_TOURS_VISITING,
     logp_var="partition_logp",
+    logp=None,
+    coords=None,
     tol=DEFAULT_TOL,
 ):
-    """Hotelling-RS convergence diagnostic of a partition-valued chain, per chain.
+    """Hotelling-RS convergence diagnostic of partition-valued chains: per chain and for all.
 
     Tests whether the relative visit frequencies of the K most probable visited states match
-    their known relative posterior probabilities exp(logp_i − logp_j), using regenerative
-    sampling at the most probable state (Asgharian, Lysy & Partovi Nia 2019; SPEC section 4).
-    Small p-values mean the chain has not converged (on those states).
+    their known relative posterior probabilities exp(logp_i − logp_j), using regeneration at the
+    most probable state (Asgharian, Lysy & Partovi Nia 2019; SPEC section 4). Small p-values
+    mean the chains have not converged on those states. The test sees relative frequencies of
+    *visited* states only: chains that all miss the same mode pass it.
 
     Parameters
     ----------
-    data : InferenceData or object convertible by :func:`arviz.convert_to_inference_data`
-        Posterior labels ``(chain, draw, item)`` and ``sample_stats[logp_var]`` ``(chain, draw)``.
-        Dask-backed data are reduced chunk by chunk (only state keys are kept in memory).
+    data : InferenceData, DataTree, Dataset, dict or array
+        Posterior labels ``(chain, draw, item)`` and the log unnormalized posterior of each draw
+        (``sample_stats[logp_var]``, or ``logp=`` for inputs without sample_stats).
     var_names : str or list of one str, optional
         The partition variable; found automatically when unambiguous.
     k : int or sequence of int
         Number(s) K ≥ 2 of top states. A sequence adds a ``k`` dimension.
+    method : {"bootstrap", "chi2"}, optional
+        Reference distribution of the per-chain p-values. "bootstrap" (the default): Pearson's
+        X² of the top-state visit counts against q, calibrated by resampling the chain's own
+        whole tours (a renewal bootstrap, ``n_bootstrap`` replicates; p-values are multiples of
+        1/(n_bootstrap + 1)). "chi2": the paper's T² with its χ²_{K−1} limit, which is too
+        liberal when the rarest top state appears in few tours (large K, short or slow chains).
+        ``p_value_all`` always uses the bootstrap.
     pooled : bool, default True
         Rank states over all chains (all chains judged on the same states and regeneration
-        state). With False each chain uses its own top visited states.
-    cumulative : bool, default False
-        Return the statistic along the draws (the paper's Figure 2c): at each draw, the value
-        for the whole tours completed by then, computed in one pass over the tours.
+        state). With False each chain uses its own top visited states for ``p_value``.
+    cumulative : bool or "lookahead", default False
+        True: the diagnostic along the draws at ``n_points`` evaluation draws, each computed
+        from draws 0 … t only (the top states too): what a user watching the chains would have
+        seen. Read it as a picture, not as ``n_points`` tests: looking repeatedly and stopping
+        at the first small p-value rejects a correct sampler far more often than α (see
+        :func:`arviz_regen.StopWhenConverged` for an online rule with error control).
+        "lookahead": the paper's Figure 2c trace, χ² p-values after every tour with the top
+        states of the whole run (look-ahead: not what was observable at draw t).
+    n_points : int
+        Evaluation draws of ``cumulative=True`` (evenly spaced, the last draw included).
+    n_bootstrap : int
+        Bootstrap replicates.
+    random_seed : int or None
+        Seed of the bootstrap (default 0: the same data give the same p-values).
+    min_tours : int
+        Warn when a top state was visited in fewer whole tours than this (see
+        :data:`MIN_TOURS_VISITING` for why 5).
     logp_var : str
         ``sample_stats`` variable with the log unnormalized posterior of the state.
+    logp : array_like, optional
+        Log posterior ``(chain, draw)`` for inputs without sample_stats.
+    coords : dict, optional
+        Selection applied first, e.g. ``{"chain": [0, 2]}`` or ``{"draw": slice(1000, None)}``.
     tol : float
-        Relative tolerance of the rank decision for Σ̂ (see module notes on singular Σ̂).
+        Relative tolerance of the rank decision for Σ̂ in T².
 
     Returns
     -------
     xarray.Dataset
-        ``t2``, ``p_value``, ``df`` (int) and ``log_z`` (log Ẑ on the scale of ``logp_var``)
-        with dims ``chain`` (+ ``k`` if several K) (+ ``draw`` if cumulative), and ``n_tours``
-        (whole tours used) with dims ``chain`` (+ ``draw``). Where ``df`` is 0 (fewer than two
-        usable states, e.g. fewer than three tours — always the case at the start of a
-        cumulative trace) ``t2``, ``p_value`` and ``log_z`` are NaN.
+        Per chain (dims ``chain`` (+ ``k``) (+ ``draw`` if cumulative)): ``p_value``, ``t2`` (the
+        paper's statistic), ``x2`` (Pearson's X², bootstrap method), ``df`` (states used in T² −
+        1; 0: no test), ``log_z`` (log Ẑ on the scale of ``logp_var``), ``n_tours``;
+        ``tours_visiting`` (``chain``, ``rank``): whole tours in which each top state was visited.
+        For all chains (dims (``k``) (+ ``draw``)): ``p_value_all`` (the verdict: min-p combination
+        of the two below), ``p_value_pooled`` (pooled tours), ``p_value_agreement`` (chains agree
+        on the top states, the mass of the regeneration state and the draws outside tours).
+        ``top_state_labels`` (``rank``, ``item``). NaN where there is no test, always with a
+        warning that says why.
 
     Warns
     -----
     UserWarning
-        K larger than the number of visited states (K is reduced to it), a chain with too few
-        tours (NaN result, df 0), top states not visited by a chain or otherwise singular Σ̂
-        (states dropped, df reduced), non-canonical labels, inconsistent ``logp_var``.
+        K larger than the number of visited states, a chain with fewer than two whole tours, top
+        states visited in fewer than ``min_tours`` tours (named), singular Σ̂ in T².
 
     Notes
     -----
-    The chi-square reference is asymptotic in the number of tours. Σ̂ must estimate the
-    covariance of the tour sums of every one of the K states, so when the rarest of them is
-    visited in only a few tours (large K, short or sticky chains) T² is inflated and p-values are
-    too small: in our checks a sticky chain gave 42% of K = 10 p-values below 0.05 at 3,000 draws
-    and uniform p-values at 30,000. Prefer small K for short runs, and read a cumulative trace as
-    a sequence of dependent tests, not as many independent ones.
+    Under convergence whole tours are iid, so they are resampled: a pseudo-chain is built from
+    tours drawn with replacement until the chain's whole-tour length is used up, and its X² is
+    one draw from the reference distribution. For the all-chains verdict, pseudo-chains of each
+    chain's length are built from the pooled tours with a stationary start, and two statistics
+    are computed on them: X² of the pooled counts and Pearson's homogeneity X² across chains of
+    how each chain's draws split into the top states, other states within whole tours, and
+    draws outside whole tours. Their minimum p-value is calibrated on the same replicates.
 
     Examples
     --------
@@ -339,141 +264,194 @@ def hotelling_rs(
     scalar_k, ks_req = _normalize_k(k)
     if not isinstance(pooled, (bool, np.bool_)):
         raise TypeError(f"`pooled` must be a bool, got {pooled!r}.")
-    pdraws = load_partition(data, var_names, logp_var=logp_var)
+    if cumulative not in (False, True, "lookahead"):
+        raise ValueError(f"`cumulative` must be False, True or 'lookahead', got {cumulative!r}.")
+    if method is None:
+        method = "chi2" if cumulative == "lookahead" else "bootstrap"
+    if method not in METHODS:
+        raise ValueError(f"`method` must be 'bootstrap' or 'chi2', got {method!r}.")
+    if cumulative == "lookahead" and method != "chi2":
+        raise ValueError("`cumulative='lookahead'` is the paper's χ² trace: use method='chi2' (or None).")
+    if int(n_bootstrap) < 19:
+        raise ValueError(f"`n_bootstrap` must be at least 19 (p-values in steps of 1/(B+1)), got {n_bootstrap!r}.")
+    if int(min_tours) < 1:
+        raise ValueError(f"`min_tours` must be a positive int, got {min_tours!r}.")
+    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     logp = pdraws.require_logp("hotelling_rs")
+    seeds = _seeds(random_seed, pdraws.n_chain + 1)
+    if cumulative == "lookahead":
+        return _lookahead(pdraws, logp, ks_req, scalar_k, pooled, tol, logp_var)
 
-    pooled_order = rank_states(pdraws)
-    n_chain, n_draw = pdraws.n_chain, pdraws.n_draw
-    nK = ks_req.size
-    shape = (n_chain, nK) + ((n_draw,) if cumulative else ())
-    t2 = np.full(shape, np.nan)
-    pval = np.full(shape, np.nan)
-    log_z = np.full(shape, np.nan)
-    df = np.zeros(shape, dtype=np.int64)
-    n_tours = np.zeros((n_chain,) + ((n_draw,) if cumulative else ()), dtype=np.int64)
-    problems = {"too_big": [], "no_test": [], "unvisited": [], "singular": []}
-
-    for c in range(n_chain):
-        idx = pdraws.index[c]
-        if pooled:
-            order = pooled_order
-        else:
-            order = rank_states(pdraws, mask=np.bincount(idx, minlength=pdraws.n_states) > 0)
-        n_vis = order.size
-        ks = np.minimum(ks_req, n_vis)
-        for kr, ke in zip(ks_req, ks):
-            if ke < kr:
-                problems["too_big"].append((int(kr), n_vis))
-        kmax = int(ks.max())
-        top = order[:kmax]
-        rank_of = np.full(pdraws.n_states, -1, dtype=np.int64)
-        rank_of[top] = np.arange(kmax)
-        q = np.exp(logp[top] - logp[top[0]])
-        res = hotelling_rs_core(rank_of[idx], q, ks, cumulative=cumulative, tol=tol)
-        visited = np.bincount(idx, minlength=pdraws.n_states)[top] > 0
-        for j, ke in enumerate(ks):
-            label = (pdraws.chain[c], int(ks_req[j]))
-            final_df = res["df"][j, -1] if cumulative else res["df"][j]
-            if final_df >= 1:
-                kept = res["kept"][j, :ke]
-                if not kept.all():
-                    unvis = np.flatnonzero(~visited[:ke])
-                    if unvis.size:
-                        problems["unvisited"].append(label + (unvis.tolist(),))
-                    else:
-                        problems["singular"].append(label + (np.flatnonzero(~kept).tolist(),))
-            else:
-                problems["no_test"].append(label + (res["n_tours"],))
-        if cumulative:
-            at = res["completed"]  # tours completed at each draw -> row of the prefix arrays
-            if res["n_tours"] == 0:
-                at = np.zeros(n_draw, dtype=np.int64)
-            t2[c] = res["t2"][:, at]
-            pval[c] = res["p_value"][:, at]
-            df[c] = res["df"][:, at]
-            log_z[c] = logp[top[0]] - res["log_c"][:, at]
-            n_tours[c] = res["completed"]
-        else:
-            t2[c], pval[c], df[c] = res["t2"], res["p_value"], res["df"]
-            log_z[c] = logp[top[0]] - res["log_c"]
-            n_tours[c] = res["n_tours"]
-
-    _warn_problems(problems, pooled)
-
-    dims = ["chain", "k"] + (["draw"] if cumulative else [])
-    tdims = ["chain"] + (["draw"] if cumulative else [])
-    coords = {"chain": pdraws.chain, "k": ks_req}
+    problems = _Problems()
+    opts = dict(method=method, pooled=bool(pooled), n_rep=int(n_bootstrap), seeds=seeds, min_tours=int(min_tours), tol=tol, problems=problems)
     if cumulative:
-        coords["draw"] = pdraws.draw
+        positions = eval_positions(pdraws.n_draw, n_points)
+        steps = []
+        for t in positions:
+            quiet = _Problems()  # along the trace early draws always lack tours: warn on the end only
+            steps.append(_evaluate(pdraws.index[:, : t + 1], logp, pdraws.n_states, ks_req, **{**opts, "problems": quiet}))
+        last = _evaluate(pdraws.index, logp, pdraws.n_states, ks_req, **opts)
+        res = {name: np.stack([s[name] for s in steps], axis=-1) for name in steps[0] if name not in ("top", "tours_visiting")}
+        res["tours_visiting"] = last["tours_visiting"]
+        res["top"] = last["top"]
+    else:
+        positions = None
+        res = _evaluate(pdraws.index, logp, pdraws.n_states, ks_req, **opts)
+    _warn(problems, pdraws, ks_req, method, int(min_tours))
+    return _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var, n_bootstrap, random_seed)
+
+
+def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var, n_bootstrap, random_seed):
+    trace = () if positions is None else ("draw",)
+    per_chain = ("chain", "k") + trace
+    verdict = ("k",) + trace
+    top = res["top"]
+    kmax = int(ks_req.max())
+    labels = np.full((kmax, pdraws.n_items), -1, dtype=np.int64)
+    labels[: top.size] = pdraws.labels[top]
+    coords = {"chain": pdraws.chain, "k": ks_req, "rank": np.arange(kmax), "item": pdraws.item_coord}
+    if positions is not None:
+        coords["draw"] = pdraws.draw[positions]
     ds = xr.Dataset(
         {
-            "t2": (dims, t2),
-            "p_value": (dims, pval),
-            "df": (dims, df),
-            "log_z": (dims, log_z),
-            "n_tours": (tdims, n_tours),
+            "p_value": (per_chain, res["p_value"]),
+            "t2": (per_chain, res["t2"]),
+            "x2": (per_chain, res["x2"]),
+            "df": (per_chain, res["df"]),
+            "log_z": (per_chain, res["log_z"]),
+            "n_tours": (("chain",) + trace, res["n_tours"]),
+            "tours_visiting": (("chain", "rank"), res["tours_visiting"]),
+            "p_value_all": (verdict, res["p_value_all"]),
+            "p_value_pooled": (verdict, res["p_value_pooled"]),
+            "p_value_agreement": (verdict, res["p_value_agreement"]),
+            "p_value_recurrence": (verdict, res["p_value_recurrence"]),
+            "top_state_labels": (("rank", "item"), labels),
         },
         coords=coords,
     )
     if scalar_k:
         ds = ds.isel(k=0, drop=True)
-    top_labels = pdraws.labels[pooled_order[0]]
     ds.attrs.update(
         {
             "var_name": pdraws.name,
             "logp_var": logp_var,
+            "method": method,
+            "reference": (
+                "renewal bootstrap of whole regeneration tours (Pearson X²)"
+                if method == "bootstrap"
+                else "chi-square limit of Hotelling-RS T² (Asgharian, Lysy & Partovi Nia 2019)"
+            ),
+            "verdict_reference": "renewal bootstrap of the pooled tours (min-p of pooled and agreement X²)",
+            "n_bootstrap": int(n_bootstrap),
+            "random_seed": -1 if random_seed is None else int(random_seed),
             "pooled": int(bool(pooled)),
             "k": ks_req.tolist(),
-            "regeneration_state": top_labels.tolist(),
-            "method": "Hotelling-RS (Asgharian, Lysy & Partovi Nia 2019)",
+            "regeneration_state": labels[0].tolist(),
+            "cumulative": "no look-ahead" if positions is not None else "no",
         }
     )
+    ds["p_value"].attrs["long_name"] = f"per-chain p-value ({method})"
     ds["t2"].attrs["long_name"] = "Hotelling-RS statistic T²"
-    ds["p_value"].attrs["long_name"] = "P(χ²_df > T²)"
-    ds["df"].attrs["long_name"] = "degrees of freedom (states used − 1; 0: no test)"
+    ds["x2"].attrs["long_name"] = "Pearson X² of the top-state visit counts"
+    ds["df"].attrs["long_name"] = "degrees of freedom of T² (states used − 1; 0: no test)"
     ds["n_tours"].attrs["long_name"] = "whole regeneration tours used"
+    ds["tours_visiting"].attrs["long_name"] = "whole tours in which the top state of this rank was visited"
     ds["log_z"].attrs["long_name"] = f"RS estimate of the log normalizing constant of exp({logp_var})"
+    ds["p_value_all"].attrs["long_name"] = "one verdict for all chains"
+    ds["top_state_labels"].attrs["long_name"] = "canonical labels of the top states by rank (-1: fewer states visited)"
     return ds
 
 
-def _warn_problems(problems, pooled):
-    if problems["too_big"]:
-        kr, nv = problems["too_big"][0]
+def _lookahead(pdraws, logp, ks_req, scalar_k, pooled, tol, logp_var):
+    """The paper's trace: top states of the whole run, χ² p-value after every whole tour."""
+    C, n_draw = pdraws.index.shape
+    nK = ks_req.size
+    shape = (C, nK, n_draw)
+    out = {name: np.full(shape, np.nan) for name in ("t2", "p_value", "log_z")}
+    out["df"] = np.zeros(shape, dtype=np.int64)
+    visits = np.stack([np.bincount(pdraws.index[c], minlength=pdraws.n_states) for c in range(C)])
+    pooled_order = _ranked(logp, visits.sum(axis=0) > 0)
+    orders = [pooled_order if pooled else _ranked(logp, visits[c] > 0) for c in range(C)]
+    tours = find_tours(pdraws.index, [o[0] for o in orders], pdraws.n_states)
+    completed = tours.completed()
+    problems = _Problems()
+    kss = [np.maximum(np.minimum(ks_req, o.size), 2) for o in orders]
+    tops = [o[: int(ks.max())] for o, ks in zip(orders, kss)]
+    per_chain = tours.visit_counts(tops)
+    for c in range(C):
+        ks, top = kss[c], tops[c]
+        q = np.exp(logp[top] - logp[top[0]])
+        counts, lengths = per_chain[c]
+        if lengths.size < 2:
+            problems.no_tours.append((c, lengths.size, int(visits[c, top[0]])))
+            continue
+        r = t2_core(counts, lengths, q, ks, eval_r=np.arange(1, lengths.size + 1), tol=tol)
+        at = np.maximum(completed[c] - 1, -1)  # column of the statistic after that many tours
+        ok = at >= 0
+        for name in ("t2", "p_value", "df"):
+            out[name][c][:, ok] = r[name][:, at[ok]]
+        out["log_z"][c][:, ok] = logp[top[0]] - r["log_c"][:, at[ok]]
+    _warn(problems, pdraws, ks_req, "chi2", 1)
+    ds = xr.Dataset(
+        {name: (("chain", "k", "draw"), val) for name, val in out.items()}
+        | {"n_tours": (("chain", "draw"), completed)},
+        coords={"chain": pdraws.chain, "k": ks_req, "draw": pdraws.draw},
+    )
+    if scalar_k:
+        ds = ds.isel(k=0, drop=True)
+    ds.attrs.update({"var_name": pdraws.name, "logp_var": logp_var, "method": "chi2", "cumulative": "lookahead"})
+    return ds
+
+
+def _warn(problems, pdraws, ks_req, method, min_tours):
+    if problems.too_big:
+        kr, nv = problems.too_big[0]
         warnings.warn(
-            f"k={kr} is larger than the {nv} visited states; the test uses all visited states "
-            "(df reflects the number used).",
+            f"k={kr} is larger than the {nv} visited states; the test uses all visited states.",
             UserWarning,
             stacklevel=3,
         )
-    if problems["no_test"]:
-        items = ", ".join(f"chain {c} k={kk} ({r} tours)" for c, kk, r in problems["no_test"][:8])
+    if problems.no_tours:
+        items = ", ".join(f"chain {pdraws.chain[c]}: {v} visits, {r} tours" for c, r, v in problems.no_tours[:8])
         warnings.warn(
-            "Hotelling-RS has no degrees of freedom for " + items + ": it needs at least three "
-            "whole tours (visits to the regeneration state) and two states with varying tour "
-            "counts. t2, p_value and log_z are NaN there and df is 0.",
+            "The regeneration state (the most probable visited state) recurs too rarely for a "
+            f"regenerative test ({items}; at least two whole tours are needed): p_value is NaN "
+            "there. States are not recurring: run more draws, cluster fewer items, or ask a "
+            "coarser question (co-clustering probabilities and n_clusters, whose batch-means "
+            "errors do not need recurring states). p_value_all still counts such chains: a "
+            "chain that rarely reaches the top state disagrees with chains that often do.",
             UserWarning,
             stacklevel=3,
         )
-    if problems["unvisited"]:
-        items = "; ".join(
-            f"chain {c} k={kk}: ranks {r}" for c, kk, r in problems["unvisited"][:8]
-        )
+    if problems.rare:
+        parts = []
+        for c, ranks, n_vis, states in problems.rare[:4]:
+            desc = ", ".join(f"rank {r} ({m} tours)" for r, m in zip(ranks.tolist(), n_vis.tolist()))
+            parts.append(f"chain {pdraws.chain[c]}: {desc}")
+        first = problems.rare[0][3][0]
         warnings.warn(
-            f"Some {'pooled ' if pooled else ''}top states were never visited by a chain ({items}). "
-            "Σ̂ is singular; those states are dropped from that chain's test and df is reduced "
-            "(a never-visited top state is itself a sign of non-convergence).",
+            f"Top states visited in fewer than {min_tours} whole tours ({'; '.join(parts)}; e.g. "
+            f"rank {problems.rare[0][1][0]} is {pdraws.labels[first].tolist()}): the test rests on "
+            "a handful of excursions for them, so its result means little for K that includes "
+            "them" + (" (the χ² p-values are then too small)" if method == "chi2" else "")
+            + ". Use a smaller K or run longer; `tours_visiting` has the counts.",
             UserWarning,
             stacklevel=3,
         )
-    if problems["singular"]:
-        items = "; ".join(
-            f"chain {c} k={kk}: ranks {r}" for c, kk, r in problems["singular"][:8]
-        )
+    if problems.no_df:
+        items = ", ".join(f"chain {pdraws.chain[c]} k={kk}" for c, kk in problems.no_df[:8])
         warnings.warn(
-            f"Σ̂ is singular ({items}): too few tours (rank ≤ tours − 1) or linearly dependent "
-            "tour sums (e.g. the K states are all the visited states, so their counts add up to "
-            "the tour length). The dependent states are dropped (pivoted Cholesky) and df is "
-            "reduced accordingly.",
+            f"T² has no degrees of freedom ({items}): the tour sums of the top states do not vary "
+            "(e.g. a periodic chain) or fewer than three tours; t2 and p_value are NaN there.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if problems.singular and method == "chi2":
+        items = "; ".join(f"chain {pdraws.chain[c]} k={kk}" for c, kk in problems.singular[:8])
+        warnings.warn(
+            f"Σ̂ of T² is singular ({items}): too few tours or linearly dependent tour sums (e.g. "
+            "the K states are all the visited states). The dependent states are dropped "
+            "(pivoted Cholesky) and df is reduced.",
             UserWarning,
             stacklevel=3,
         )

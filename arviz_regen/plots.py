@@ -4,6 +4,11 @@
 - :func:`plot_coclustering`: co-clustering heat map, items ordered by similarity (Fig. 1 right).
 - :func:`plot_coclustering_trace`: CV, se or absolute error of ρ̂_ij along the draws (Fig. 2a/b).
 - :func:`plot_top_states`: cumulative probability of the top states by rank (Fig. 1 left).
+
+No panel is left silently empty: a panel whose values are all undefined (e.g. regenerative
+estimates without any whole tour, ``se_method="regenerative"``) says so in its middle, and the
+heat map refuses undefined entries with a clear ValueError instead of failing inside scipy.
+Estimates computed by the batch-means fallback are labelled as such.
 """
 
 from __future__ import annotations
@@ -12,6 +17,33 @@ import numpy as np
 import xarray as xr
 
 __all__ = ["plot_hotelling_rs", "plot_coclustering", "plot_coclustering_trace", "plot_top_states"]
+
+
+_NO_TOURS = (
+    "no estimate: too few whole regeneration tours\n"
+    "(se_method='auto' or 'batch_means' gives frequencies over the draws)"
+)
+
+
+def _note(ax, text):
+    """Write ``text`` in the middle of ``ax``, so that an empty panel explains itself."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize="small", color="0.3")
+
+
+def _fallback(ds):
+    """Whether a result Dataset comes from the batch-means fallback (not regenerative)."""
+    return ds.attrs.get("se_method") == "batch_means"
+
+
+def _check_finite_matrix(rho, what="co-clustering matrix"):
+    if not np.all(np.isfinite(rho)):
+        bad = int((~np.isfinite(rho)).sum())
+        raise ValueError(
+            f"The {what} has {bad} undefined (NaN) entries: regenerative estimates need at least "
+            "one whole regeneration tour. Compute it with se_method='auto' (the default) or "
+            "'batch_means', which fall back to the co-clustering frequencies over the draws."
+        )
+    return rho
 
 
 def _axes_grid(n, ax, figsize, ncols=None):
@@ -32,47 +64,111 @@ def _axes_grid(n, ax, figsize, ncols=None):
     return axes.ravel()[:n]
 
 
-def plot_hotelling_rs(data, var_names=None, *, k=(2, 3, 5, 10), alpha=0.05, ax=None, figsize=None, **kwargs):
-    """Hotelling-RS p-values along the draws: one panel per K, one line per chain.
+def plot_hotelling_rs(
+    data,
+    var_names=None,
+    *,
+    k=(2, 3, 5, 10),
+    cumulative=True,
+    alpha=0.05,
+    p_min=None,
+    ax=None,
+    figsize=None,
+    **kwargs,
+):
+    """Hotelling-RS p-values along the draws: one panel per K, one line per chain and the verdict.
+
+    Each panel shows the per-chain ``p_value`` (thin lines), the one verdict for all chains
+    ``p_value_all`` (thick black line, not with ``cumulative="lookahead"``) and a dashed line at
+    ``alpha``, on a log scale.
+
+    The trace is a picture of how the evidence builds up, not a test: its points are many
+    looks at the same growing chains, and stopping at the first draw where a line dips below
+    ``alpha`` rejects a correct sampler far more often than ``alpha`` (and waiting for a line to
+    rise above it accepts too easily). The p-value at the last draw, computed once for a run
+    length fixed in advance (:func:`arviz_regen.hotelling_rs` or
+    :func:`arviz_regen.regen_summary`), is the test; for watching chains with error control use
+    :func:`arviz_regen.StopWhenConverged`.
 
     Parameters
     ----------
-    data : InferenceData (or convertible), or the Dataset of ``hotelling_rs(..., cumulative=True)``
+    data : InferenceData (or convertible), or the Dataset of ``hotelling_rs(..., cumulative=...)``
+        A Dataset whose ``p_value`` has a ``draw`` dimension is drawn as given.
     var_names : str, optional
     k : sequence of int
         Used when ``data`` is not already a cumulative result.
+    cumulative : True or "lookahead", default True
+        Passed to :func:`arviz_regen.hotelling_rs`. True: at each evaluation draw t everything
+        (the top states too) is computed from draws 0 … t only, what a user watching the chains
+        would have seen; bootstrap p-values by default. "lookahead": the paper's Figure 2c, χ²
+        p-values after every tour with the top states of the whole run (no ``p_value_all``).
     alpha : float or None
         Draws a dashed reference line at this level.
+    p_min : float, optional
+        Lower end of the log-scaled y axis; smaller p-values are drawn at it. Default
+        1/(n_bootstrap + 1) for bootstrap p-values (the smallest they can be), 1e-4 for χ².
     ax : matplotlib Axes or array of Axes, optional
     figsize : tuple, optional
     **kwargs
-        Passed to :func:`arviz_regen.hotelling_rs`.
+        Passed to :func:`arviz_regen.hotelling_rs` (e.g. ``method``, ``n_points``,
+        ``n_bootstrap``, ``random_seed``, ``pooled``).
 
     Returns
     -------
     numpy.ndarray of matplotlib Axes
+        A panel without any defined p-value (too few whole regeneration tours at every
+        evaluation draw) says so in its middle.
     """
     if isinstance(data, xr.Dataset) and "p_value" in data and "draw" in data["p_value"].dims:
         ds = data
     else:
+        if cumulative not in (True, "lookahead"):
+            raise ValueError(
+                f"`cumulative` must be True or 'lookahead' (a trace along the draws), got {cumulative!r}; "
+                "for the p-values at the last draw use arviz_regen.hotelling_rs or regen_summary."
+            )
         from .hotelling import hotelling_rs
 
-        ds = hotelling_rs(data, var_names, k=list(np.atleast_1d(k)), cumulative=True, **kwargs)
-    if "k" not in ds["p_value"].dims:
-        ds = ds.expand_dims(k=[int(np.atleast_1d(ds.attrs.get("k", [0]))[0])])
-    ks = ds["k"].values
-    axes = _axes_grid(ks.size, ax, figsize)
+        ds = hotelling_rs(data, var_names, k=list(np.atleast_1d(k)), cumulative=cumulative, **kwargs)
+    method = ds.attrs.get("method", "bootstrap")
+    lookahead = ds.attrs.get("cumulative") == "lookahead"
+    if p_min is None:
+        p_min = 1.0 / (int(ds.attrs.get("n_bootstrap", 499)) + 1) if method == "bootstrap" else 1e-4
+    if "k" in ds["p_value"].dims:
+        ks = [int(v) for v in ds["k"].values]
+        select = [ds.sel(k=v) for v in ks]
+    else:
+        known = ds.attrs.get("k")
+        ks = [int(np.atleast_1d(known)[0]) if known is not None else None]
+        select = [ds]
+    axes = _axes_grid(len(ks), ax, figsize)
     draws = ds["draw"].values
-    for axi, kk in zip(axes, ks):
-        sub = ds["p_value"].sel(k=kk)
-        for c in ds["chain"].values:
-            axi.plot(draws, sub.sel(chain=c).values, lw=1, label=f"chain {c}")
+    reference = {"bootstrap": "bootstrap", "chi2": "χ² limit"}.get(method, method)
+    if lookahead:
+        reference += ", look-ahead"
+
+    def shown(values):
+        values = np.asarray(values, dtype=float)
+        return np.where(np.isfinite(values), np.clip(values, p_min, 1.0), np.nan)
+
+    for axi, kk, sub in zip(axes, ks, select):
+        pv = sub["p_value"].transpose("chain", "draw").values
+        finite = np.isfinite(pv).any()
+        for c, line in zip(ds["chain"].values, pv):
+            axi.plot(draws, shown(line), lw=1, label=f"chain {c}")
+        if "p_value_all" in sub:
+            verdict = sub["p_value_all"].values
+            finite = finite or np.isfinite(verdict).any()
+            axi.plot(draws, shown(verdict), color="k", lw=2.5, label="all chains (p_value_all)")
         if alpha is not None:
-            axi.axhline(alpha, color="0.4", ls="--", lw=0.8)
-        axi.set_ylim(-0.02, 1.02)
-        axi.set_title(f"K = {int(kk)}")
+            axi.axhline(alpha, color="0.4", ls="--", lw=0.8, label=f"α = {alpha:g}")
+        axi.set_yscale("log")
+        axi.set_ylim(p_min, 1.0)
+        if not finite:
+            _note(axi, "no test: too few tours\n(fewer than two whole regeneration tours\nat every evaluation draw)")
+        axi.set_title("Hotelling-RS" if kk is None else f"K = {kk}")
         axi.set_xlabel("draw")
-        axi.set_ylabel("Hotelling-RS p-value")
+        axi.set_ylabel(f"p-value ({reference})")
     axes[0].legend(fontsize="small", frameon=False)
     return axes
 
@@ -82,7 +178,7 @@ def similarity_order(rho):
     from scipy.cluster.hierarchy import leaves_list, linkage, optimal_leaf_ordering
     from scipy.spatial.distance import squareform
 
-    rho = np.asarray(rho, dtype=float)
+    rho = _check_finite_matrix(np.asarray(rho, dtype=float))
     if rho.shape[0] < 3:
         return np.arange(rho.shape[0])
     dist = np.clip(1.0 - rho, 0.0, None)
@@ -130,8 +226,15 @@ def plot_coclustering(
     Returns
     -------
     matplotlib Axes
+
+    Raises
+    ------
+    ValueError
+        If the matrix has undefined (NaN) entries, e.g. regenerative estimates computed with
+        ``se_method="regenerative"`` from chains without whole tours.
     """
     rho, labels = _rho_matrix(data, var_names, chain, **kwargs)
+    _check_finite_matrix(rho)
     n = rho.shape[0]
     if labels is None:
         labels = np.arange(n)
@@ -172,6 +275,8 @@ def plot_coclustering_trace(
     Returns
     -------
     numpy.ndarray of matplotlib Axes
+        Panel titles say "(batch means)" for the fallback of :func:`coclustering`; a panel
+        without any defined value says so in its middle.
     """
     if stat not in ("cv", "se", "rho", "abs_error"):
         raise ValueError(f"`stat` must be 'cv', 'se', 'rho' or 'abs_error', got {stat!r}.")
@@ -192,13 +297,16 @@ def plot_coclustering_trace(
     n = ds.sizes["item_i"]
     iu, ju = np.triu_indices(n, 1)
     draws = ds["draw"].values
+    suffix = " (batch means)" if _fallback(ds) else ""
     for axi, c in zip(axes, chains):
         v = values if c is None else values.sel(chain=c)
         arr = np.asarray(v.transpose("draw", "item_i", "item_j").values)[:, iu, ju]
         axi.plot(draws, arr, lw=0.6, color="C0", alpha=0.5)
+        if not np.isfinite(arr).any():
+            _note(axi, "no item pairs to show" if arr.shape[1] == 0 else _NO_TOURS)
         axi.set_xlabel("draw")
         axi.set_ylabel({"cv": "CV", "se": "standard error", "rho": "co-clustering", "abs_error": "absolute error"}[stat])
-        axi.set_title("pooled chains" if c is None else f"chain {c}")
+        axi.set_title(("pooled chains" if c is None else f"chain {c}") + suffix)
     return axes
 
 
@@ -206,7 +314,9 @@ def plot_top_states(data, var_names=None, *, k=10, reference=None, combined=Fals
     """Cumulative probability of the top states by rank (the paper's Figure 1, left).
 
     Lines: the RS estimate per chain (or pooled), the probabilities implied by ``logp`` and the
-    pooled estimate of Z (dashed), and optionally the true probabilities ``reference``.
+    pooled estimate of Z (dashed), and optionally the true probabilities ``reference``. Under
+    the batch-means fallback of :func:`top_states` (states that do not recur) the lines are
+    visit frequencies, labelled and annotated as such; without any estimate the axis says so.
 
     Parameters
     ----------
@@ -232,17 +342,22 @@ def plot_top_states(data, var_names=None, *, k=10, reference=None, combined=Fals
     ax = _axes_grid(1, ax, figsize or (5, 3.5))[0]
     rank = ds["rank"].values + 1
     prob = ds["probability"]
+    what = " (visit frequencies)" if _fallback(ds) else ""
     if "chain" in prob.dims:
         for c in prob["chain"].values:
-            ax.plot(rank, np.cumsum(prob.sel(chain=c).values), marker="o", ms=3, lw=1, label=f"chain {c}")
+            ax.plot(rank, np.cumsum(prob.sel(chain=c).values), marker="o", ms=3, lw=1, label=f"chain {c}{what}")
     else:
-        ax.plot(rank, np.cumsum(prob.values), marker="o", ms=3, lw=1, label="pooled chains")
+        ax.plot(rank, np.cumsum(prob.values), marker="o", ms=3, lw=1, label=f"pooled chains{what}")
+    if not np.isfinite(prob.values).any():
+        _note(ax, _NO_TOURS)
+    elif _fallback(ds):
+        _note(ax, "the chains rarely return to any state:\nvisit frequencies, not regenerative estimates")
     ax.plot(rank, np.cumsum(ds["logp_probability"].values), ls="--", color="0.3", lw=1, label="from logp")
     if reference is not None:
         ref = np.asarray(reference, dtype=float)[: rank.size]
         ax.plot(rank[: ref.size], np.cumsum(ref), color="k", lw=1.5, label="reference")
     ax.set_xlabel("state rank (by posterior probability)")
-    ax.set_ylabel("cumulative probability")
+    ax.set_ylabel("cumulative visit frequency" if _fallback(ds) else "cumulative probability")
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize="small", frameon=False)
     return ax

@@ -7,10 +7,10 @@ target invariant, are both cheap, so calibration and coverage can be checked by 
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
-from ._state import canonicalize, state_keys
+from ._numba import lazy_njit
+from .state import canonicalize, state_keys
 
 __all__ = ["random_partitions", "iid_chain", "metropolis_chain", "make_idata", "zipf_probs"]
 
@@ -42,7 +42,7 @@ def iid_chain(probs, n_chain, n_draw, rng):
     return rng.choice(len(probs), size=(n_chain, n_draw), p=np.asarray(probs) / np.sum(probs))
 
 
-@numba.njit(cache=True)
+@lazy_njit(cache=True)
 def _metropolis(logp, start, steps, unif, stay_u, stay):
     n_chain, n_draw = steps.shape
     S = logp.shape[0]

@@ -22,6 +22,9 @@ __all__ = [
     "rs_mean_se",
     "cumulative_rs_mean_se",
     "completed_tours",
+    "prefix_sums",
+    "rs_from_sums",
+    "tour_visit_counts",
 ]
 
 
@@ -200,3 +203,34 @@ def rs_from_sums(s1, s2, sns, sn, snn, n_tours):
         ss = np.maximum(s2 - 2.0 * mean * sns + mean**2 * snn_b, 0.0)
         se = np.where(r_b >= 2, np.sqrt(ss) / sn_b, np.nan)
     return mean, se
+
+
+def tour_visit_counts(rank_draw, tau, k):
+    """Visits of each of k ranked states per whole tour, and the tour lengths (one chain).
+
+    Parameters
+    ----------
+    rank_draw : array_like of int, shape (n_draw,)
+        Rank 0 … k − 1 of each draw's state among the ranked states, −1 for other states.
+    tau : array_like of int, shape (R + 1,)
+        Regeneration times (:func:`regeneration_times`).
+    k : int
+
+    Returns
+    -------
+    counts : numpy.ndarray of float, shape (R, k)
+        counts[r, i] = number of draws of tour r in the state of rank i (exact integers).
+    lengths : numpy.ndarray of float, shape (R,)
+    """
+    rank_draw = np.asarray(rank_draw)
+    tau = np.asarray(tau, dtype=np.int64)
+    n_tours = max(tau.size - 1, 0)
+    if n_tours == 0:
+        return np.zeros((0, k)), np.zeros(0)
+    seg = rank_draw[tau[0] : tau[-1]]
+    starts = np.zeros(seg.size, dtype=np.int64)
+    starts[tau[:-1] - tau[0]] = 1
+    tour_id = np.cumsum(starts) - 1
+    top = seg >= 0
+    flat = np.bincount(tour_id[top] * k + seg[top], minlength=n_tours * k)
+    return flat.reshape(n_tours, k).astype(float), np.diff(tau).astype(float)

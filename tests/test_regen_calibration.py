@@ -36,7 +36,7 @@ def test_iid_draws_give_uniform_p_values(universe):
     idx = iid_chain(probs, 300, 2000, np.random.default_rng(1))
     # unnormalized: the test only uses ratios of exp(partition_logp)
     idata = make_idata(states, idx, np.log(probs), logp_shift=-57.0)
-    ds = arviz_regen.hotelling_rs(idata, k=[2, 3, 5])
+    ds = arviz_regen.hotelling_rs(idata, k=[2, 3, 5], method="chi2", n_bootstrap=99)
     assert (ds.df.values == np.array([1, 2, 4])).all()
     for K in (2, 3, 5):
         assert _ks_uniform(ds.p_value.sel(k=K).values) > 0.01
@@ -52,7 +52,7 @@ def test_sticky_reversible_chain_gives_uniform_p_values(universe):
     ac = np.mean([np.corrcoef(row[:-1], row[1:])[0, 1] for row in top[:20]])
     assert ac > 0.5
     idata = make_idata(states, idx, np.log(probs))
-    ds = arviz_regen.hotelling_rs(idata, k=[3, 5])
+    ds = arviz_regen.hotelling_rs(idata, k=[3, 5], method="chi2", n_bootstrap=99)
     for K in (3, 5):
         assert _ks_uniform(ds.p_value.sel(k=K).values) > 0.01
 
@@ -65,14 +65,14 @@ def test_wrong_relative_frequencies_give_tiny_p_values(universe):
     idata = make_idata(states, idx, np.log(probs))
     # K = 8 is every state: counts add up to the tour length, one state is dependent (warned)
     with pytest.warns(UserWarning, match="singular"):
-        ds = arviz_regen.hotelling_rs(idata, k=[3, 5, 8])
+        ds = arviz_regen.hotelling_rs(idata, k=[3, 5, 8], method="chi2", n_bootstrap=99)
     assert np.all(ds.df.sel(k=8).values == 6)
     assert np.all(ds.p_value.values < 1e-6)
     # and a sticky chain that has not mixed: started in a low-probability state, short run
     idx = metropolis_chain(probs, 4, 400, np.random.default_rng(4), stay=0.97, max_step=1, start=5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ds2 = arviz_regen.hotelling_rs(make_idata(states, idx, np.log(probs)), k=3)
+        ds2 = arviz_regen.hotelling_rs(make_idata(states, idx, np.log(probs)), k=3, method="chi2", n_bootstrap=99)
     assert np.nanmax(ds2.p_value.values) < 0.05 or np.all(ds2.df.values < 2)
 
 
@@ -81,7 +81,7 @@ def test_power_grows_along_iterations(universe):
     wrong = probs.copy()
     wrong[[0, 3]] = wrong[[0, 3]] * np.array([0.8, 1.6])
     idx = iid_chain(wrong / wrong.sum(), 2, 20_000, np.random.default_rng(5))
-    ds = arviz_regen.hotelling_rs(make_idata(states, idx, np.log(probs)), k=5, cumulative=True)
+    ds = arviz_regen.hotelling_rs(make_idata(states, idx, np.log(probs)), k=5, cumulative="lookahead", method="chi2", n_bootstrap=99)
     early = ds.p_value.isel(draw=200).values
     late = ds.p_value.isel(draw=-1).values
     assert np.all(late < 1e-6) and np.all(late <= early)
@@ -131,5 +131,5 @@ def test_large_state_space_uses_zipf_universe():
     states = random_partitions(60, 14, rng)
     probs = zipf_probs(60, 1.3)
     idx = metropolis_chain(probs, 60, 10_000, rng, stay=0.5, max_step=4)
-    ds = arviz_regen.hotelling_rs(make_idata(states, idx, np.log(probs)), k=[2, 10])
+    ds = arviz_regen.hotelling_rs(make_idata(states, idx, np.log(probs)), k=[2, 10], method="chi2", n_bootstrap=99)
     assert _ks_uniform(ds.p_value.values) > 0.01

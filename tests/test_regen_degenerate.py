@@ -5,6 +5,7 @@ import pytest
 import arviz as az
 
 import arviz_regen
+from arviz_regen.regeneration import NonRecurrenceWarning
 from arviz_regen.testing import iid_chain, make_idata
 
 STATES = np.array([[0, 0, 0, 0], [0, 0, 1, 1], [0, 1, 0, 1], [0, 1, 1, 0], [0, 1, 2, 3], [0, 0, 0, 1]])
@@ -26,24 +27,24 @@ def test_fewer_than_two_tours(good_idx):
     row = idx[1]
     row[row == 0] = 1
     row[[100, 700]] = 0  # chain 1: two visits to the top state, i.e. a single whole tour
-    with pytest.warns(UserWarning, match="no degrees of freedom"):
-        ds = arviz_regen.hotelling_rs(_idata(idx), k=[2, 3])
+    with pytest.warns(UserWarning, match="recurs too rarely"):
+        ds = arviz_regen.hotelling_rs(_idata(idx), k=[2, 3], method="chi2", n_bootstrap=99)
     assert ds.n_tours.values[1] == 1
     assert np.all(np.isnan(ds.t2.values[1])) and np.all(np.isnan(ds.p_value.values[1]))
     assert np.all(ds.df.values[1] == 0)
     assert np.all(np.isfinite(ds.p_value.values[[0, 2]]))
     # never visiting it at all: zero tours, same defined result
     idx[1][idx[1] == 0] = 1
-    with pytest.warns(UserWarning, match="no degrees of freedom"):
-        ds = arviz_regen.hotelling_rs(_idata(idx), k=3)
+    with pytest.warns(UserWarning, match="recurs too rarely"):
+        ds = arviz_regen.hotelling_rs(_idata(idx), k=3, method="chi2", n_bootstrap=99)
     assert ds.n_tours.values[1] == 0 and np.isnan(ds.p_value.values[1]) and ds.df.values[1] == 0
 
 
 def test_pooled_top_state_never_visited_by_a_chain(good_idx):
     idx = good_idx.copy()
     idx[2][idx[2] == 1] = 4  # chain 2 never visits the rank-1 state
-    with pytest.warns(UserWarning, match="never visited"):
-        ds = arviz_regen.hotelling_rs(_idata(idx), k=3)
+    with pytest.warns(UserWarning, match=r"rank 1 \(0 tours\)"):
+        ds = arviz_regen.hotelling_rs(_idata(idx), k=3, method="chi2", n_bootstrap=99)
     assert ds.df.values[2] == 1 and ds.df.values[0] == 2
     assert np.isfinite(ds.p_value.values[2])
     # documented rule: the statistic of the remaining states (ranks 0 and 2)
@@ -52,10 +53,10 @@ def test_pooled_top_state_never_visited_by_a_chain(good_idx):
     states[[1, 2]] = states[[2, 1]]
     logp = LOGP.copy()
     logp[[1, 2]] = logp[[2, 1]]
-    ref = arviz_regen.hotelling_rs(make_idata(states, sub[None], logp), k=2)
+    ref = arviz_regen.hotelling_rs(make_idata(states, sub[None], logp), k=2, method="chi2", n_bootstrap=99)
     np.testing.assert_allclose(ds.t2.values[2], ref.t2.values[0], rtol=1e-9)
     # per-chain ranking instead: no warning, full df
-    ds2 = arviz_regen.hotelling_rs(_idata(idx), k=3, pooled=False)
+    ds2 = arviz_regen.hotelling_rs(_idata(idx), k=3, pooled=False, method="chi2", n_bootstrap=99)
     assert np.all(ds2.df.values == 2)
 
 
@@ -65,7 +66,7 @@ def test_singular_sigma_few_tours():
     idx = rng.choice(np.arange(1, 6), size=(1, 400), p=PROBS[1:] / PROBS[1:].sum())
     idx[0, [10, 120, 250, 390]] = 0
     with pytest.warns(UserWarning, match="singular"):
-        ds = arviz_regen.hotelling_rs(_idata(idx), k=5)
+        ds = arviz_regen.hotelling_rs(_idata(idx), k=5, method="chi2", n_bootstrap=99)
     assert ds.n_tours.values[0] == 3
     assert ds.df.values[0] == 1  # rank 2 -> df = rank - 1
     assert np.isfinite(ds.p_value.values[0]) and 0 <= ds.p_value.values[0] <= 1
@@ -75,7 +76,7 @@ def test_singular_sigma_deterministic_cycle():
     # a periodic chain 0,1,2,0,1,2,…: every tour is identical, Σ̂ = 0, nothing can be tested
     idx = np.tile([0, 1, 2], 100)[None]
     with pytest.warns(UserWarning, match="no degrees of freedom"):
-        ds = arviz_regen.hotelling_rs(_idata(idx), k=3)
+        ds = arviz_regen.hotelling_rs(_idata(idx), k=3, method="chi2", n_bootstrap=99)
     assert ds.df.values[0] == 0 and np.isnan(ds.p_value.values[0])
 
 
@@ -83,7 +84,7 @@ def test_k_larger_than_visited_states(good_idx):
     idx = np.where(good_idx >= 4, 0, good_idx)  # only states 0-3 visited
     with pytest.warns(UserWarning, match="larger than the 4 visited states"):
         with pytest.warns(UserWarning, match="singular"):
-            ds = arviz_regen.hotelling_rs(_idata(idx), k=[2, 10])
+            ds = arviz_regen.hotelling_rs(_idata(idx), k=[2, 10], method="chi2", n_bootstrap=99)
     assert list(ds.k.values) == [2, 10]
     # K reduced to 4 visited states; they cover every draw, so one more state is dependent
     assert np.all(ds.df.sel(k=10).values == 2)
@@ -93,7 +94,7 @@ def test_k_larger_than_visited_states(good_idx):
 def test_only_one_visited_state():
     idx = np.zeros((2, 50), dtype=int)
     with pytest.warns(UserWarning):
-        ds = arviz_regen.hotelling_rs(_idata(idx), k=2)
+        ds = arviz_regen.hotelling_rs(_idata(idx), k=2, method="chi2", n_bootstrap=99)
     assert np.all(ds.df.values == 0) and np.all(np.isnan(ds.p_value.values))
 
 
@@ -101,7 +102,7 @@ def test_missing_partition_logp(good_idx):
     labels = STATES[good_idx]
     idata = az.from_dict(posterior={"z": labels})
     with pytest.raises(ValueError, match="partition_logp"):
-        arviz_regen.hotelling_rs(idata)
+        arviz_regen.hotelling_rs(idata, method="chi2", n_bootstrap=99)
     # co-clustering does not need it: regenerates at the most visited state, with a warning
     with pytest.warns(UserWarning, match="most visited"):
         cc = arviz_regen.coclustering(idata)
@@ -111,7 +112,7 @@ def test_missing_partition_logp(good_idx):
     assert "n_clusters" in table.index and not any("hotelling" in r for r in table.index)
     # another name for the log posterior
     idata2 = az.from_dict(posterior={"z": labels}, sample_stats={"lp_part": LOGP[good_idx]})
-    ds = arviz_regen.hotelling_rs(idata2, logp_var="lp_part", k=3)
+    ds = arviz_regen.hotelling_rs(idata2, logp_var="lp_part", k=3, method="chi2", n_bootstrap=99)
     assert np.all(ds.df.values == 2)
 
 
@@ -123,8 +124,8 @@ def test_non_canonical_labels(good_idx):
         sample_stats={"partition_logp": LOGP[good_idx]},
     )
     with pytest.warns(UserWarning, match="not canonical"):
-        ds = arviz_regen.hotelling_rs(idata, var_names="z", k=3)
-    ref = arviz_regen.hotelling_rs(_idata(good_idx), k=3)
+        ds = arviz_regen.hotelling_rs(idata, var_names="z", k=3, method="chi2", n_bootstrap=99)
+    ref = arviz_regen.hotelling_rs(_idata(good_idx), k=3, method="chi2", n_bootstrap=99)
     np.testing.assert_allclose(ds.t2.values, ref.t2.values)
 
 
@@ -132,7 +133,7 @@ def test_logp_not_a_function_of_the_state(good_idx):
     logp = LOGP[good_idx] + np.random.default_rng(2).normal(0, 0.01, good_idx.shape)
     idata = az.from_dict(posterior={"z": STATES[good_idx]}, sample_stats={"partition_logp": logp})
     with pytest.warns(UserWarning, match="differs between draws of the same state"):
-        ds = arviz_regen.hotelling_rs(idata, k=2)
+        ds = arviz_regen.hotelling_rs(idata, k=2, method="chi2", n_bootstrap=99)
     assert np.all(np.isfinite(ds.p_value.values))
 
 
@@ -141,29 +142,29 @@ def test_non_finite_logp(good_idx):
     logp[0, 3] = np.nan
     idata = az.from_dict(posterior={"z": STATES[good_idx]}, sample_stats={"partition_logp": logp})
     with pytest.raises(ValueError, match="non-finite"):
-        arviz_regen.hotelling_rs(idata)
+        arviz_regen.hotelling_rs(idata, method="chi2", n_bootstrap=99)
 
 
 def test_argument_errors(good_idx):
     idata = _idata(good_idx)
     with pytest.raises(ValueError, match="at least 2"):
-        arviz_regen.hotelling_rs(idata, k=1)
+        arviz_regen.hotelling_rs(idata, k=1, method="chi2", n_bootstrap=99)
     with pytest.raises(TypeError, match="`k`"):
-        arviz_regen.hotelling_rs(idata, k=2.5)
+        arviz_regen.hotelling_rs(idata, k=2.5, method="chi2", n_bootstrap=99)
     with pytest.raises(ValueError, match="repeated"):
-        arviz_regen.hotelling_rs(idata, k=[3, 3])
+        arviz_regen.hotelling_rs(idata, k=[3, 3], method="chi2", n_bootstrap=99)
     with pytest.raises(ValueError, match="not in the posterior"):
-        arviz_regen.hotelling_rs(idata, var_names="w")
+        arviz_regen.hotelling_rs(idata, var_names="w", method="chi2", n_bootstrap=99)
     with pytest.raises(ValueError, match="exactly one"):
-        arviz_regen.hotelling_rs(idata, var_names=["z", "z"])
+        arviz_regen.hotelling_rs(idata, var_names=["z", "z"], method="chi2", n_bootstrap=99)
     with pytest.raises(TypeError, match="`pooled`"):
-        arviz_regen.hotelling_rs(idata, pooled="yes")
+        arviz_regen.hotelling_rs(idata, pooled="yes", method="chi2", n_bootstrap=99)
     with pytest.raises(TypeError, match="callable"):
         arviz_regen.rs_estimate(idata, 3)
     with pytest.raises(ValueError, match="one value"):
         arviz_regen.rs_estimate(idata, lambda lab: np.ones(2))
     with pytest.raises(TypeError, match="`data`"):
-        arviz_regen.hotelling_rs(object())
+        arviz_regen.hotelling_rs(object(), method="chi2", n_bootstrap=99)
 
 
 def test_ambiguous_or_missing_partition_variable(good_idx):
@@ -173,22 +174,36 @@ def test_ambiguous_or_missing_partition_variable(good_idx):
         sample_stats={"partition_logp": LOGP[good_idx]},
     )
     with pytest.raises(ValueError, match="several posterior variables"):
-        arviz_regen.hotelling_rs(two)
-    assert np.isfinite(arviz_regen.hotelling_rs(two, var_names="w", k=2).t2.values).all()
+        arviz_regen.hotelling_rs(two, method="chi2", n_bootstrap=99)
+    assert np.isfinite(arviz_regen.hotelling_rs(two, var_names="w", k=2, method="chi2", n_bootstrap=99).t2.values).all()
     none = az.from_dict(posterior={"mu": np.random.default_rng(0).normal(size=(2, 10))})
     with pytest.raises(ValueError, match="no posterior variable looks like a partition"):
-        arviz_regen.hotelling_rs(none)
+        arviz_regen.hotelling_rs(none, method="chi2", n_bootstrap=99)
 
 
 def test_too_few_tours_in_estimates():
     idx = np.array([[1, 2, 0, 1, 1, 2, 1]])
+    # insisting on regenerative estimates: NaN where there is no tour, with a warning
     with pytest.warns(UserWarning, match="Fewer than two whole regeneration tours"):
-        cc = arviz_regen.coclustering(_idata(idx))
+        cc = arviz_regen.coclustering(_idata(idx), se_method="regenerative")
     assert np.all(np.isnan(cc.se.values[0][~np.eye(4, dtype=bool)]))
     assert np.all(np.isnan(cc.rho.values[0]))
     with pytest.warns(UserWarning, match="Fewer than two"):
-        est = arviz_regen.rs_estimate(_idata(idx), lambda lab: lab.max(-1) + 1)
+        est = arviz_regen.rs_estimate(_idata(idx), lambda lab: lab.max(-1) + 1, se_method="regenerative")
     assert np.isnan(est.se.values[0])
+    # the default falls back to plain means with batch-means se, saying so once
+    with pytest.warns(NonRecurrenceWarning, match="visited too rarely") as rec:
+        cc = arviz_regen.coclustering(_idata(idx))
+    assert len(rec) == 1 and cc.attrs["se_method"] == "batch_means"
+    same = (STATES[idx[0]][:, :, None] == STATES[idx[0]][:, None, :]).mean(axis=0)
+    np.testing.assert_allclose(cc.rho.values[0], same)
+    assert np.all(np.isfinite(cc.se.values))
+    with pytest.warns(NonRecurrenceWarning):
+        est = arviz_regen.rs_estimate(_idata(idx), lambda lab: lab.max(-1) + 1)
+    assert est.estimate.values[0] == pytest.approx((STATES[idx[0]].max(-1) + 1).mean())
+    assert np.isfinite(est.se.values[0]) and est.attrs["se_method"] == "batch_means"
+    with pytest.raises(ValueError, match="se_method"):
+        arviz_regen.rs_estimate(_idata(idx), lambda lab: lab.max(-1) + 1, se_method="bm")
 
 
 def test_explicit_regeneration_state(good_idx):

@@ -84,7 +84,7 @@ def idata():
 
 @pytest.mark.parametrize("K", [2, 3, 4])
 def test_hotelling_equals_literal(idata, K):
-    ds = arviz_regen.hotelling_rs(idata, k=K, pooled=False)
+    ds = arviz_regen.hotelling_rs(idata, k=K, pooled=False, method="chi2", n_bootstrap=99)
     for c, seq in enumerate([SEQ, SEQ2]):
         ref = literal_hotelling(seq, K)
         assert ds.n_tours.values[c] == ref["R"]
@@ -95,12 +95,12 @@ def test_hotelling_equals_literal(idata, K):
 
 
 def test_pooled_k_dimension_and_order(idata):
-    ds = arviz_regen.hotelling_rs(idata, k=[2, 3, 4])
+    ds = arviz_regen.hotelling_rs(idata, k=[2, 3, 4], method="chi2", n_bootstrap=99)
     assert ds.t2.dims == ("chain", "k")
     assert ds.n_tours.dims == ("chain",)
     assert list(ds.k.values) == [2, 3, 4]
     for K in (2, 3, 4):
-        single = arviz_regen.hotelling_rs(idata, k=K)
+        single = arviz_regen.hotelling_rs(idata, k=K, method="chi2", n_bootstrap=99)
         np.testing.assert_allclose(ds.t2.sel(k=K).values, single.t2.values, rtol=1e-12)
     # pooled ranking uses the states of both chains; here both visit the same top states
     np.testing.assert_allclose(ds.sel(k=3).t2.values[0], literal_hotelling(SEQ, 3)["t2"], rtol=1e-9)
@@ -108,7 +108,7 @@ def test_pooled_k_dimension_and_order(idata):
 
 def test_cumulative_equals_literal_prefixes(idata):
     K = 3
-    ds = arviz_regen.hotelling_rs(idata, k=K, cumulative=True, pooled=False)
+    ds = arviz_regen.hotelling_rs(idata, k=K, cumulative="lookahead", pooled=False, method="chi2", n_bootstrap=99)
     assert ds.t2.dims == ("chain", "draw")
     seq = SEQ
     checked = 0
@@ -129,7 +129,7 @@ def test_cumulative_equals_literal_prefixes(idata):
         if n_visits < 2:
             assert np.isnan(ds.p_value.values[0, t]) and ds.df.values[0, t] == 0
     assert checked >= 10
-    last = arviz_regen.hotelling_rs(idata, k=K, pooled=False)
+    last = arviz_regen.hotelling_rs(idata, k=K, pooled=False, method="chi2", n_bootstrap=99)
     np.testing.assert_allclose(ds.t2.values[:, -1], last.t2.values, rtol=1e-9)
 
 
@@ -137,9 +137,9 @@ def test_cumulative_matches_truncated_runs():
     rng = np.random.default_rng(5)
     idx = rng.choice(5, size=(2, 600), p=[0.35, 0.25, 0.2, 0.12, 0.08])
     full = make_idata(STATES, idx, LOGP)
-    cum = arviz_regen.hotelling_rs(full, k=[2, 4], cumulative=True)
+    cum = arviz_regen.hotelling_rs(full, k=[2, 4], cumulative="lookahead", method="chi2", n_bootstrap=99)
     for t in (80, 250, 599):
-        part = arviz_regen.hotelling_rs(make_idata(STATES, idx[:, : t + 1], LOGP), k=[2, 4])
+        part = arviz_regen.hotelling_rs(make_idata(STATES, idx[:, : t + 1], LOGP), k=[2, 4], method="chi2", n_bootstrap=99)
         np.testing.assert_allclose(cum.t2.isel(draw=t).values, part.t2.values, rtol=1e-8)
         np.testing.assert_array_equal(cum.df.isel(draw=t).values, part.df.values)
 
@@ -281,10 +281,10 @@ def test_per_chain_ranking_cumulative_and_many_items():
     probs = zipf_probs(25, 1.3)
     idx = metropolis_chain(probs, 2, 3000, rng, stay=0.5, max_step=3)
     idata = make_idata(states, idx, np.log(probs))
-    cum = arviz_regen.hotelling_rs(idata, k=[2, 4], cumulative=True, pooled=False)
-    last = arviz_regen.hotelling_rs(idata, k=[2, 4], pooled=False)
+    cum = arviz_regen.hotelling_rs(idata, k=[2, 4], cumulative="lookahead", pooled=False, method="chi2", n_bootstrap=99)
+    last = arviz_regen.hotelling_rs(idata, k=[2, 4], pooled=False, method="chi2", n_bootstrap=99)
     np.testing.assert_allclose(cum.t2.isel(draw=-1).values, last.t2.values, rtol=1e-9)
     # the same chain written with integer-keyed (≤ 16 items) labels gives the same statistic
     small = random_partitions(25, 8, np.random.default_rng(13))
-    ref = arviz_regen.hotelling_rs(make_idata(small, idx, np.log(probs)), k=[2, 4], pooled=False)
+    ref = arviz_regen.hotelling_rs(make_idata(small, idx, np.log(probs)), k=[2, 4], pooled=False, method="chi2", n_bootstrap=99)
     np.testing.assert_allclose(last.t2.values, ref.t2.values, rtol=1e-12)

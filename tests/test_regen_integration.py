@@ -110,31 +110,78 @@ def test_dask_backed_equals_in_memory(idata, tmp_path, fmt):
 
 
 def test_summary_table(idata):
-    table = arviz_regen.regen_summary(idata, k=[2, 3, 5, 10])
+    table = arviz_regen.regen_summary(idata, k=[2, 3, 5, 10], n_bootstrap=199)
     assert list(table.index[:2]) == ["n_clusters", "partition_logp"]
     assert [r for r in table.index[2:]] == [f"hotelling_rs[k={k}]" for k in (2, 3, 5, 10)]
-    for col in ("mean", "sd", "ess_bulk", "ess_tail", "r_hat", "p_value_min", "n_tours_min"):
+    verdict = ["p_value_all", "p_value_pooled", "p_value_agreement", "p_value_recurrence"]
+    chains = [f"p_value[{c}]" for c in range(N_CHAIN)]
+    for col in ["mean", "sd", "ess_bulk", "ess_tail", "r_hat", *verdict, *chains, "n_tours_min", "tours_visiting_min"]:
         assert col in table.columns
+    assert "p_value_min" not in table.columns  # the minimum over chains had no multiplicity control
+    hot = [c for c in table.columns if c not in ("mean", "sd", "ess_bulk", "ess_tail", "r_hat")]
+    assert hot == [*verdict, *chains, "n_tours_min", "tours_visiting_min"]  # the verdict first
     rhat = az.rhat(idata.sample_stats["n_clusters"].values)
     np.testing.assert_allclose(table.loc["n_clusters", "r_hat"], rhat)
-    hrs = arviz_regen.hotelling_rs(idata, k=[2, 3, 5, 10])
-    np.testing.assert_allclose(table.loc["hotelling_rs[k=3]", "p_value_min"], hrs.p_value.sel(k=3).min().item())
+    hrs = arviz_regen.hotelling_rs(idata, k=[2, 3, 5, 10], n_bootstrap=199)
+    for kk in (2, 3, 5, 10):
+        row = table.loc[f"hotelling_rs[k={kk}]"]
+        for name in verdict:
+            np.testing.assert_allclose(row[name], hrs[name].sel(k=kk).item())
+        np.testing.assert_allclose(row[chains].astype(float).values, hrs.p_value.sel(k=kk).values)
+        assert row["n_tours_min"] == hrs.n_tours.values.min()
+        assert row["tours_visiting_min"] == hrs.tours_visiting.values[:, :kk].min()
+    # fewer tours visit the rarer states of a larger K
+    assert table.loc["hotelling_rs[k=10]", "tours_visiting_min"] <= table.loc["hotelling_rs[k=2]", "tours_visiting_min"]
+    # method, n_bootstrap and random_seed reach hotelling_rs
+    chi2 = arviz_regen.regen_summary(idata, k=[2, 3], method="chi2", n_bootstrap=199, random_seed=3)
+    ref = arviz_regen.hotelling_rs(idata, k=[2, 3], method="chi2", n_bootstrap=199, random_seed=3)
+    np.testing.assert_allclose(chi2.loc["hotelling_rs[k=3]", chains].astype(float).values, ref.p_value.sel(k=3).values)
+    np.testing.assert_allclose(chi2.loc["hotelling_rs[k=2]", "p_value_all"], ref.p_value_all.sel(k=2).item())
+    # p-values are multiples of 1/(n_bootstrap + 1)
+    assert np.allclose((table.loc["hotelling_rs[k=2]", verdict[1:3]].astype(float) * 200) % 1, 0)
     # n_clusters recomputed from the labels when not recorded
     no_nc = az.InferenceData(posterior=idata.posterior, sample_stats=idata.sample_stats.drop_vars("n_clusters"))
-    t2 = arviz_regen.regen_summary(no_nc, k=2)
+    t2 = arviz_regen.regen_summary(no_nc, k=2, n_bootstrap=199)
     np.testing.assert_allclose(t2.loc["n_clusters", "mean"], table.loc["n_clusters", "mean"])
+
+
+def test_summary_without_arviz_0x(idata, monkeypatch):
+    """ArviZ 1.x world: arviz.summary of 0.x missing → arviz_stats.summary; neither → ImportError."""
+    import sys
+
+    from arviz_regen import summary as summary_mod
+
+    arviz_stats = pytest.importorskip("arviz_stats")
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "arviz", None)  # `import arviz` raises ImportError
+        assert summary_mod._summary_function() is arviz_stats.summary
+        m.setitem(sys.modules, "arviz_stats", None)
+        with pytest.raises(ImportError, match="arviz-stats"):
+            summary_mod._summary_function()
+    ref = arviz_regen.regen_summary(idata, k=2, n_bootstrap=199)
+    monkeypatch.setattr(summary_mod, "_summary_function", lambda: arviz_stats.summary)
+    table = arviz_regen.regen_summary(idata, k=2, n_bootstrap=199)
+    assert list(table.index) == list(ref.index) and list(table.columns) == list(ref.columns)
+    stats = ["n_clusters", "partition_logp"]
+    for col in ("mean", "ess_bulk", "r_hat"):
+        np.testing.assert_allclose(table.loc[stats, col].astype(float), ref.loc[stats, col].astype(float), rtol=1e-6)
+    np.testing.assert_allclose(table.loc[stats, "sd"].astype(float), ref.loc[stats, "sd"].astype(float), rtol=1e-3)
+    assert np.all(np.isfinite(table.loc[stats, "ess_tail"].astype(float)))  # tail ESS of ties differs
+    hot = ref.columns[5:]
+    np.testing.assert_allclose(table.loc["hotelling_rs[k=2]", hot].astype(float), ref.loc["hotelling_rs[k=2]", hot].astype(float))
 
 
 def test_cli_prints_table(idata, tmp_path, capsys):
     path = tmp_path / "trace.nc"
     idata.to_netcdf(str(path))
-    assert main([str(path), "-k", "2", "3"]) == 0
+    assert main([str(path), "-k", "2", "3", "--n-bootstrap", "199"]) == 0
     out = capsys.readouterr().out
     assert "hotelling_rs[k=2]" in out and "hotelling_rs[k=3]" in out
     assert "r_hat" in out and "ess_bulk" in out and "n_clusters" in out
+    assert "p_value_all" in out and "tours_visiting_min" in out and "p_value_min" not in out
     zpath = tmp_path / "trace.zarr"
     save_inference_data(idata, zpath)
-    assert main([str(zpath), "--chunk-draws", "1000", "--var-name", "z", "-k", "5"]) == 0
+    assert main([str(zpath), "--chunk-draws", "1000", "--var-name", "z", "-k", "5", "--n-bootstrap", "199"]) == 0
     assert "hotelling_rs[k=5]" in capsys.readouterr().out
     assert main([str(tmp_path / "missing.nc")]) == 2
     assert "no such file" in capsys.readouterr().err
@@ -146,10 +193,10 @@ def test_plots_return_axes(idata):
     import matplotlib.pyplot as plt
     from matplotlib.axes import Axes
 
-    axes = arviz_regen.plot_hotelling_rs(idata, k=[2, 5])
+    axes = arviz_regen.plot_hotelling_rs(idata, k=[2, 5], n_bootstrap=199, n_points=8)
     assert len(axes) == 2 and all(isinstance(a, Axes) for a in axes)
-    assert len(axes[0].lines) >= N_CHAIN
-    cum = arviz_regen.hotelling_rs(idata, k=3, cumulative=True)
+    assert len(axes[0].lines) == N_CHAIN + 2  # chains, the verdict, alpha
+    cum = arviz_regen.hotelling_rs(idata, k=3, cumulative=True, n_bootstrap=199, n_points=8)
     assert isinstance(arviz_regen.plot_hotelling_rs(cum)[0], Axes)
     ax = arviz_regen.plot_coclustering(idata)
     assert isinstance(ax, Axes)
@@ -164,8 +211,40 @@ def test_plots_return_axes(idata):
     ax = arviz_regen.plot_top_states(idata, k=8, reference=zipf_probs(40, 1.4)[:8])
     assert isinstance(ax, Axes) and len(ax.lines) == N_CHAIN + 2
     fig, given = plt.subplots(1, 2)
-    out = arviz_regen.plot_hotelling_rs(idata, k=[2, 3], ax=given)
+    out = arviz_regen.plot_hotelling_rs(idata, k=[2, 3], ax=given, n_bootstrap=199, n_points=5)
     assert out[0] is given[0]
+    plt.close("all")
+
+
+def test_plot_hotelling_rs_trace(idata):
+    import matplotlib.pyplot as plt
+
+    cum = arviz_regen.hotelling_rs(idata, k=[2, 5], cumulative=True, n_bootstrap=199, n_points=10)
+    axes = arviz_regen.plot_hotelling_rs(cum, alpha=0.1)
+    for axi, kk in zip(axes, (2, 5)):
+        assert axi.get_yscale() == "log"
+        assert axi.get_ylim() == pytest.approx((1 / 200, 1.0))  # clipped at the smallest bootstrap p
+        *chains, verdict, level = axi.lines
+        assert len(chains) == N_CHAIN
+        assert verdict.get_color() == "k" and verdict.get_linewidth() > chains[0].get_linewidth()
+        np.testing.assert_allclose(verdict.get_xdata(), cum.draw.values)
+        np.testing.assert_allclose(verdict.get_ydata(), np.clip(cum.p_value_all.sel(k=kk).values, 1 / 200, 1), equal_nan=True)
+        np.testing.assert_allclose(chains[1].get_ydata(), np.clip(cum.p_value.sel(k=kk, chain=1).values, 1 / 200, 1), equal_nan=True)
+        assert level.get_ydata()[0] == pytest.approx(0.1)
+        assert not axi.texts  # p-values defined: no note
+    # computed from the data: cumulative and the bootstrap options are passed through
+    axes = arviz_regen.plot_hotelling_rs(idata, k=[3], n_bootstrap=99, n_points=5)
+    assert axes[0].get_ylim()[0] == pytest.approx(1 / 100) and axes[0].lines[0].get_xdata().size == 5
+    # the paper's Figure 2c: χ² after every draw, top states of the whole run, no verdict line
+    axes = arviz_regen.plot_hotelling_rs(idata, k=[2, 3], cumulative="lookahead")
+    assert len(axes[0].lines) == N_CHAIN + 1 and axes[0].lines[0].get_xdata().size == N_DRAW
+    assert "look-ahead" in axes[0].get_ylabel()
+    la = arviz_regen.hotelling_rs(idata, k=[2, 3], cumulative="lookahead")
+    np.testing.assert_allclose(
+        axes[0].lines[2].get_ydata(), np.clip(la.p_value.sel(k=2, chain=2).values, 1e-4, 1), equal_nan=True
+    )
+    with pytest.raises(ValueError, match="cumulative"):
+        arviz_regen.plot_hotelling_rs(idata, k=2, cumulative=False)
     plt.close("all")
 
 

@@ -274,8 +274,13 @@ idatas["split_merge"].sample_stats[["partition_logp", "n_clusters", "proposal", 
 `az.hotelling_rs` (registered by `import arviz_regen`) tests, per chain, whether the visit
 frequencies of the $K$ most probable visited states match their known relative posterior
 probabilities, using regenerative tours that start and end at the most probable state. Small
-p-values mean the chain has not converged on those states. `arviz_regen.regen_summary` puts it
-beside ArviZ's R-hat and ESS of label-invariant statistics (number of clusters, log posterior).
+p-values mean the chain has not converged on those states. The default p-values come from
+resampling each chain's own tours (a renewal bootstrap), which stays nominal for slowly mixing
+chains whose top states appear in few tours; `method="chi2"` gives the paper's χ² limit.
+`p_value_all` is one verdict for all chains: their pooled tours, their agreement with each other
+and equal recurrence of the regeneration state, combined (compare it, not the minimum over chains,
+with α). `arviz_regen.regen_summary` puts it beside ArviZ's R-hat and ESS of label-invariant
+statistics (number of clusters, log posterior).
 """),
     ("code", r"""
 with warnings.catch_warnings():

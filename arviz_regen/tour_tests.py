@@ -10,18 +10,26 @@ of a statistic studentized by it is itself unstable (replicates without the stat
 singular); with fixed weights the bootstrap only has to reproduce the spread of the counts.
 
 All chains (:func:`all_chains_test`). All chains regenerate at the same state, so under
-convergence all their tours come from one distribution. Two statistics, one set of replicates:
+convergence all their tours come from one distribution. Three statistics:
 
-- *pooled*: X² of the counts pooled over chains (the per-chain test on all tours at once);
-- *agreement*: Pearson's homogeneity X² across chains of how each chain's draws split into
-  {each top state, other states within whole tours, draws outside whole tours}. A chain that
-  never reaches the regeneration state has all its draws outside whole tours, a chain trapped
-  in one mode over-visits that mode's top states: both disagree with the others.
+- *pooled*: X² of the counts pooled over chains (the per-chain test on all tours at once),
+  referred to pseudo-chains of each chain's length drawn from the pooled tours with a
+  stationary start;
+- *agreement*: Pearson's homogeneity X² across chains of how each chain's whole-tour draws split
+  into the K top states and the other states, referred to random reassignments of the pooled
+  tours to the chains (each keeping its number of tours): a permutation test, exact under
+  exchangeability whatever the tails of the tour distribution;
+- *recurrence*: homogeneity across chains of the number of tours per draw, i.e. of the mass on
+  the regeneration state (a chain trapped away from it has few or no tours), referred to the
+  same pseudo-chains as the pooled fit.
 
-Replicates: pseudo-chains of each chain's length drawn from the pooled tours with a stationary
-start, so that agreement holds by construction. The two p-values are combined by the minimum
-p-value, calibrated on the same replicates (a nonparametric combination: the combined p-value
-is exact for the bootstrap distribution, whatever the dependence between the two statistics).
+``p_value_all`` is Simes' combination of the three. (A renewal-bootstrap agreement statistic
+that also counted the draws outside whole tours was tried first: it rejected 15% of four
+correct slow chains at α = 0.05, because the pooled tours under-represent the rare long
+excursions that set how much of a chain lies outside whole tours; the permutation test does not
+depend on them.)
+
+Replicates are drawn in batches until the answer is clear (:func:`sequential_p_values`).
 """
 
 from __future__ import annotations
@@ -30,20 +38,69 @@ import numpy as np
 
 from .tour_bootstrap import pearson_statistic, permuted_sums, renewal_sums, tour_types
 
-__all__ = ["chain_test", "all_chains_test", "bootstrap_p_value", "simes"]
+__all__ = ["chain_test", "all_chains_test", "sequential_p_values", "simes"]
 
 
-def bootstrap_p_value(observed, replicates):
-    """(1 + #{replicates ≥ observed}) / (1 + B) along the last axis; NaN where ``observed`` is NaN.
+#: Exceedances after which sampling replicates stops (Besag & Clifford 1991); see
+#: :func:`sequential_p_values`.
+STOP_AFTER = 20
+#: Replicates drawn between two checks of the stopping rule.
+BATCH = 50
 
-    Non-finite replicates (a pseudo-chain without a whole tour) count as exceeding.
+
+def sequential_p_values(observed, draw, n_rep, *, stop_after=STOP_AFTER, batch=BATCH):
+    """Monte Carlo p-values that stop sampling once the answer is clearly not small.
+
+    Besag & Clifford (1991): replicates are drawn until ``stop_after`` of them reach the observed
+    statistic (then p = stop_after / replicates used) or ``n_rep`` are drawn (then
+    p = (1 + exceedances) / (1 + n_rep), the usual Monte Carlo p-value). Both are valid p-values;
+    a chain that has converged typically stops after a few dozen replicates instead of n_rep,
+    and small p-values keep their full resolution.
+
+    Parameters
+    ----------
+    observed : numpy.ndarray, shape (m,)
+        Observed statistics (NaN: no test, p-value NaN).
+    draw : callable
+        ``draw(i, size)`` -> replicates (m, size) of batch ``i``; non-finite replicates count as
+        exceeding.
+    n_rep : int
+        Most replicates drawn.
+
+    Returns
+    -------
+    p_value : numpy.ndarray, shape (m,)
+    n_used : int
+        Replicates drawn.
     """
     observed = np.asarray(observed, dtype=float)
-    rep = np.where(np.isfinite(replicates), replicates, np.inf)
-    B = rep.shape[-1]
-    with np.errstate(invalid="ignore"):
-        exceed = (rep >= observed[..., None]).sum(axis=-1)
-    return np.where(np.isnan(observed), np.nan, (1.0 + exceed) / (1.0 + B))
+    m = observed.size
+    exceed = np.zeros(m, dtype=np.int64)
+    stopped_at = np.zeros(m, dtype=np.int64)  # replicate count at which row reached stop_after
+    used = 0
+    i = 0
+    live = ~np.isnan(observed)
+    while used < n_rep and live.any():
+        size = min(batch, n_rep - used)
+        rep = np.asarray(draw(i, size), dtype=float).reshape(m, size)
+        with np.errstate(invalid="ignore"):
+            hit = ~np.isfinite(rep) | (rep >= observed[:, None])
+        run = exceed[:, None] + np.cumsum(hit, axis=1)
+        for j in np.flatnonzero(live):
+            reached = np.flatnonzero(run[j] >= stop_after)
+            if reached.size:
+                stopped_at[j] = used + reached[0] + 1
+                live[j] = False
+        exceed = run[:, -1]
+        used += size
+        i += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(stopped_at > 0, stop_after / np.maximum(stopped_at, 1), (1.0 + exceed) / (1.0 + n_rep))
+    return np.where(np.isnan(observed), np.nan, p), used
+
+
+def _batch_seed(seed, i):
+    return int(np.random.SeedSequence([int(seed), i]).generate_state(1, dtype=np.uint32)[0])
 
 
 def _level_scale(x, q, ks, total):
@@ -87,11 +144,15 @@ def chain_test(counts, lengths, q, ks, *, n_rep=999, seed=0):
     x = counts.sum(axis=0) / total
     scale = _level_scale(x, q, ks, total)
     x2 = pearson_statistic(x, q, 1.0)[ks] * scale
-    oc, ol = renewal_sums(tour_types(counts, lengths), [total], n_rep, seed)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        dev = oc[:, 0, :] / ol[:, 0, None] - x
-    rep = pearson_statistic(dev, q, 1.0)[ks] * scale[:, None]
-    return x2, bootstrap_p_value(x2, rep)
+    types = tour_types(counts, lengths)
+
+    def draw(i, size):
+        oc, ol = renewal_sums(types, [total], size, _batch_seed(seed, i))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dev = oc[:, 0, :] / ol[:, 0, None] - x
+        return pearson_statistic(dev, q, 1.0)[ks] * scale[:, None]
+
+    return x2, sequential_p_values(x2, draw, n_rep)[0]
 
 
 def _homogeneity(cat, exposure):
@@ -163,27 +224,39 @@ def all_chains_test(counts, lengths, n_draw, q, ks, *, n_rep=999, seed=0):
     n_tours = np.array([n.size for n in lengths], dtype=np.int64)
     seeds = np.random.SeedSequence(int(seed)).generate_state(2, dtype=np.uint32)
 
-    # pooled goodness of fit: pseudo-chains of each chain's length from the pooled tours
-    rep_top, rep_whole = renewal_sums(types, n_draw.astype(np.int64), n_rep, seeds[0], residual_start=True)
     x = top.sum(axis=0) / total
     scale = _level_scale(x, q, ks, total)
-    x2p = pearson_statistic(x, q, 1.0)[ks] * scale
-    with np.errstate(invalid="ignore", divide="ignore"):
-        dev = rep_top.sum(axis=1) / rep_whole.sum(axis=1)[:, None] - x
-    out["x2_pooled"] = x2p
-    out["p_value_pooled"] = bootstrap_p_value(x2p, pearson_statistic(dev, q, 1.0)[ks] * scale[:, None])
+    out["x2_pooled"] = pearson_statistic(x, q, 1.0)[ks] * scale
+
+    def pooled(i, size):
+        """Pseudo-chains of each chain's length from the pooled tours, stationary start."""
+        rep_top, rep_whole = renewal_sums(
+            types, n_draw.astype(np.int64), size, _batch_seed(seeds[0], i), residual_start=True
+        )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            dev = rep_top.sum(axis=1) / rep_whole.sum(axis=1)[:, None] - x
+        return pearson_statistic(dev, q, 1.0)[ks] * scale[:, None], rep_top
+
     if C < 2:
+        out["p_value_pooled"] = sequential_p_values(out["x2_pooled"], lambda i, size: pooled(i, size)[0], n_rep)[0]
         out["p_value_all"] = out["p_value_pooled"].copy()
         return out
-    # agreement on the top states: tours reassigned to chains at random (exact under exchangeability)
-    perm_top, perm_whole = permuted_sums(types, n_tours, n_rep, seeds[1])
-    x2a = np.array([_homogeneity(_categories(top, whole, K), whole) for K in ks])
-    rep_a = np.stack([_homogeneity(_categories(perm_top, perm_whole, K), perm_whole) for K in ks])
-    out["x2_agreement"] = x2a
-    out["p_value_agreement"] = bootstrap_p_value(x2a, rep_a)
-    # the same recurrence of the regeneration state in every chain (a trapped chain rarely returns)
+    out["x2_agreement"] = np.array([_homogeneity(_categories(top, whole, K), whole) for K in ks])
     x2r = _recurrence(n_tours.astype(float), n_draw)
-    rep_r = _recurrence(rep_top[..., 0], n_draw)
-    out["p_value_recurrence"] = np.full(ks.size, float(bootstrap_p_value(x2r, rep_r)))
+    observed = np.concatenate([out["x2_pooled"], out["x2_agreement"], [x2r]])
+
+    def draw(i, size):
+        rep_p, rep_top = pooled(i, size)
+        rep_r = _recurrence(rep_top[..., 0], n_draw)[None, :]
+        # agreement on the top states: tours reassigned to chains at random (exact under exchangeability)
+        perm_top, perm_whole = permuted_sums(types, n_tours, size, _batch_seed(seeds[1], i))
+        rep_a = np.stack([_homogeneity(_categories(perm_top, perm_whole, K), perm_whole) for K in ks])
+        return np.concatenate([rep_p, rep_a, rep_r], axis=0)
+
+    p, _ = sequential_p_values(observed, draw, n_rep)
+    nK = ks.size
+    out["p_value_pooled"] = p[:nK]
+    out["p_value_agreement"] = p[nK : 2 * nK]
+    out["p_value_recurrence"] = np.full(nK, p[-1])
     out["p_value_all"] = simes([out["p_value_pooled"], out["p_value_agreement"], out["p_value_recurrence"]])
     return out

@@ -198,3 +198,23 @@ def test_bad_arguments_are_clear(states):
         arviz_regen.hotelling_rs(idata, n_bootstrap=5)
     with pytest.raises(ValueError, match="cumulative"):
         arviz_regen.hotelling_rs(idata, cumulative="yes")
+
+
+def test_sequential_p_values_are_monte_carlo_p_values():
+    from arviz_regen.tour_tests import sequential_p_values
+
+    rng = np.random.default_rng(9)
+    # observed at the replicates' own distribution: p uniform; far out: full resolution
+    obs = np.array([-10.0, 10.0, np.nan])
+    p, used = sequential_p_values(obs, lambda i, size: rng.standard_normal((3, size)), 999)
+    assert p[0] == 1.0 and p[1] == 1 / 1000 and np.isnan(p[2]) and used == 999
+    # under the null the stopped p-values are uniform (level kept) and stop early
+    ps, used = [], []
+    for r in range(400):
+        o = rng.standard_normal(1)
+        pr, u = sequential_p_values(o, lambda i, size: rng.standard_normal((1, size)), 999)
+        ps.append(pr[0])
+        used.append(u)
+    ps = np.array(ps)
+    assert abs((ps < ALPHA).mean() - ALPHA) <= _tol(400)
+    assert np.median(used) < 200

@@ -12,6 +12,7 @@ from .coclustering import coclustering
 from .consensus import Consensus, binder_loss, consensus, consensus_partition
 from .estimates import rs_estimate, top_states
 from .hotelling import hotelling_rs
+from .online import StopWhenConverged, checkpoint_grid, when_converged
 from .plots import plot_coclustering, plot_coclustering_trace, plot_hotelling_rs, plot_top_states
 from .summary import regen_summary
 from .tours import rs_mean_cov, rs_mean_se
@@ -22,6 +23,9 @@ from . import accessor as _accessor  # noqa: F401  (registers the xarray `.regen
 __version__ = "0.1.0"
 
 __all__ = [
+    "StopWhenConverged",
+    "when_converged",
+    "checkpoint_grid",
     "hotelling_rs",
     "coclustering",
     "rs_estimate",

@@ -34,7 +34,20 @@ import warnings
 import numpy as np
 import xarray as xr
 
-__all__ = ["StopWhenConverged", "when_converged", "checkpoint_grid"]
+__all__ = ["StopWhenConverged", "when_converged", "checkpoint_grid", "active_monitor"]
+
+#: the monitor most recently created: sampler progress bars show its state (see
+#: :func:`active_monitor`); a weak reference, so a discarded monitor disappears from them
+_ACTIVE = None
+
+
+def active_monitor():
+    """The :class:`StopWhenConverged` most recently created and still alive, or None.
+
+    Step methods that draw a progress bar (the pymc_partition partition steps) add a column with
+    its :attr:`StopWhenConverged.status`, so the monitor's state is shown while sampling.
+    """
+    return _ACTIVE() if _ACTIVE is not None else None
 
 _PRECISION = ("fixed_width", "relative")
 
@@ -254,6 +267,19 @@ class StopWhenConverged:
         self._logp = {}
         self._rows = []
         self._next = 0
+        global _ACTIVE
+        import weakref
+
+        _ACTIVE = weakref.ref(self)
+
+    @property
+    def status(self):
+        """One short line for a progress bar: last checkpoint, verdict, precision."""
+        if not self._rows:
+            return f"waiting for {int(self._rule.checkpoints[0])} draws"
+        r = self._rows[-1]
+        verdict = "FLAGGED" if self.decision["status"] == "flagged" else ("ok" if r["verdict_reached"] else "few tours")
+        return f"{r['draws']}: {verdict}, ±{r['precision']:.3f}/{self._rule.epsilon:g}"
 
     @property
     def decision(self):

@@ -38,3 +38,23 @@ def test_gibbs_stops_early_with_precision(cores):
     mon.annotate(idata)
     assert "convergence_monitor" in idata.groups()
     assert idata.convergence_monitor.attrs["status"] == dec["status"]
+
+
+def test_progress_bar_shows_the_monitor():
+    model = _model(seed=1)
+    with model:
+        step = pmp.GibbsPartition([model["z"]])
+    mon = arviz_regen.StopWhenConverged(n_chains=1, epsilon=0.05, first=500, growth=2.0, max_draws=4000)
+    columns, stats = step._progressbar_config(n_chains=1)
+    assert "monitor" in stats and len(columns) == 3
+    (update,) = step._make_progressbar_update_functions()
+    assert update({"n_clusters": 2, "partition_logp": -1.0})["monitor"] == "waiting for 500 draws"
+    with model:
+        pm.sample(draws=4000, tune=0, chains=1, step=step, callback=mon, random_seed=2, progressbar=True,
+                  compute_convergence_checks=False)
+    assert update({"n_clusters": 2, "partition_logp": -1.0})["monitor"].startswith(str(mon.history.checkpoint.values[-1]))
+    del mon
+    import gc
+
+    gc.collect()
+    assert arviz_regen.online.active_monitor() is None

@@ -211,8 +211,7 @@ class PartitionStep(BlockedStep):
     def stop_tuning(self):
         self.tune = False
 
-    @staticmethod
-    def _progressbar_config(n_chains=1):
+    def _progressbar_config(self, n_chains=1):
         from rich.progress import TextColumn
         from rich.table import Column
 
@@ -223,12 +222,20 @@ class PartitionStep(BlockedStep):
             ),
         ]
         stats = {"n_clusters": [0] * n_chains, "partition_logp": [0.0] * n_chains}
+        if _monitor() is not None:  # a StopWhenConverged callback: show its state while sampling
+            columns.append(TextColumn("{task.fields[monitor]}", table_column=Column("Monitor", ratio=2)))
+            stats["monitor"] = [""] * n_chains
         return columns, stats
 
-    @staticmethod
-    def _make_progressbar_update_functions():
+    def _make_progressbar_update_functions(self):
+        show_monitor = _monitor() is not None
+
         def update_stats(step_stats):
-            return {k: step_stats[k] for k in ("n_clusters", "partition_logp")}
+            out = {k: step_stats[k] for k in ("n_clusters", "partition_logp")}
+            if show_monitor:
+                mon = _monitor()
+                out["monitor"] = mon.status if mon is not None else ""
+            return out
 
         return (update_stats,)
 
@@ -236,3 +243,8 @@ class PartitionStep(BlockedStep):
     def competence(var, has_grad):
         return Competence.INCOMPATIBLE
 
+
+def _monitor():
+    from arviz_regen.online import active_monitor
+
+    return active_monitor()

@@ -2,13 +2,14 @@
 
 Run from the repository root::
 
-    python benchmarks/bench_exact.py [--data /work/shared/data/arabidopsis_messerli2007.csv]
+    python benchmarks/bench_exact.py [--data path/to/arabidopsis_messerli2007.csv]
                                      [--sizes 16 18 20] [--no-map-large]
 
 The Arabidopsis problem (14 items, 55 rows, 43 metabolites; the paper's empirical-Bayes
-hyperparameters, uniform multinomial-Dirichlet prior) is read from ``--data`` if the file exists,
-otherwise simulated from the fitted spike-and-slab model with the same shape. Larger problems
-(``--sizes``) are simulated.
+hyperparameters, uniform multinomial-Dirichlet prior) is read from ``--data``, else from
+``$PMP_ARABIDOPSIS_CSV``, else from ``../shared/data/arabidopsis_messerli2007.csv`` beside the
+clone (``pymc_partition.datasets.arabidopsis_path``); if none exists it is simulated from the
+fitted spike-and-slab model with the same shape. Larger problems (``--sizes``) are simulated.
 
 Timed (after a warm-up that compiles the numba kernels and the family's pytensor function):
 
@@ -47,12 +48,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import pymc as pm  # noqa: E402
 
 import pymc_partition as pmp  # noqa: E402
+from pymc_partition.datasets import arabidopsis_path  # noqa: E402
 from pymc_partition.exact import block_log_weights, exact_posterior  # noqa: E402
 from pymc_partition.model_spec import partition_spec  # noqa: E402
 from pymc_partition.state import bell_number  # noqa: E402
 
 HYPER = dict(mu=0.083, sigma2=0.16, sigma2_eta=0.37, sigma2_theta=5.1, p=0.034)
-DEFAULT_DATA = "/work/shared/data/arabidopsis_messerli2007.csv"
 PAPER_MAP_PROB, PAPER_TOP10 = 0.43, 0.80
 
 warnings.filterwarnings("ignore", category=UserWarning)
@@ -117,7 +118,8 @@ def best_of(fn, repeat):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", default=DEFAULT_DATA)
+    ap.add_argument("--data", default=None, help="Arabidopsis CSV (default: $PMP_ARABIDOPSIS_CSV, else "
+                    "beside the clone, else simulated)")  # fmt: skip
     ap.add_argument("--sizes", type=int, nargs="*", default=[16, 18, 20])
     ap.add_argument("--no-map-large", action="store_true", help="skip the MAP DP for --sizes")
     ap.add_argument("--repeat", type=int, default=5, help="timings are the best of this many runs")
@@ -125,9 +127,13 @@ def main():
 
     print(f"numba threads: {numba.get_num_threads()}, cores visible: {os.cpu_count()}, "
           f"load average: {os.getloadavg()[0]:.2f}")  # fmt: skip
-    if args.data and os.path.exists(args.data):
-        values, item_index, items, n_vars = read_arabidopsis_csv(args.data)
-        source = f"Arabidopsis CSV {args.data} ({len(items)} items, {values.shape[0]} rows, {n_vars} variables)"
+    try:
+        data_path = arabidopsis_path(args.data)  # a path given (option or variable) must exist
+    except FileNotFoundError as err:
+        ap.error(str(err))
+    if data_path is not None:
+        values, item_index, items, n_vars = read_arabidopsis_csv(data_path)
+        source = f"Arabidopsis CSV {data_path} ({len(items)} items, {values.shape[0]} rows, {n_vars} variables)"
     else:
         values, item_index = simulated(14, seed=2019)
         items = [f"item{i}" for i in range(14)]

@@ -4,8 +4,10 @@ Run from the repository root::
 
     python benchmarks/bench_samplers.py [--data /path/to/arabidopsis_messerli2007.csv] [--quick]
 
-Without ``--data`` (or if the file is missing) the Arabidopsis-shaped problem is simulated from
-the paper's fitted spike-and-slab model (14 items x 4 replicates, 43 variables).
+The Arabidopsis CSV is ``--data``, else ``$PMP_ARABIDOPSIS_CSV``, else
+``../shared/data/arabidopsis_messerli2007.csv`` beside the clone
+(``pymc_partition.datasets.arabidopsis_path``); if none exists the Arabidopsis-shaped problem is
+simulated from the paper's fitted spike-and-slab model (14 items x 4 replicates, 43 variables).
 
 Measured, all per draw (one draw = one full sweep over the items for the Gibbs-type samplers):
 
@@ -46,13 +48,13 @@ import pytensor.tensor as pt  # noqa: E402
 from scipy.special import gammaln  # noqa: E402
 
 import pymc_partition as pmp  # noqa: E402
+from pymc_partition.datasets import arabidopsis_path  # noqa: E402
 from pymc_partition.families.base import ConjugateFamily  # noqa: E402
 from pymc_partition.likelihood import marginal_loglik_graph  # noqa: E402
 from pymc_partition.model_spec import partition_spec  # noqa: E402
 from pymc_partition.step_methods import GibbsPartition, SplitMerge  # noqa: E402
 
 HYPER = dict(mu=0.083, sigma2=0.16, sigma2_eta=0.37, sigma2_theta=5.1, p=0.034)
-DEFAULT_DATA = "/work/shared/data/arabidopsis_messerli2007.csv"
 
 warnings.filterwarnings("ignore", category=UserWarning)
 logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -61,25 +63,12 @@ warnings.filterwarnings("ignore", category=FutureWarning)
 
 # ----------------------------------------------------------------------------- data
 def load_data(path):
-    """(values, item_index, source) from the CSV, or simulated data of the same shape."""
-    if path and os.path.exists(path):
-        try:
-            from pymc_partition.datasets import load_arabidopsis
+    """(values, item_index, source) from the CSV (``None``: simulated data of the same shape)."""
+    if path is not None:
+        from pymc_partition.datasets import load_arabidopsis
 
-            d = load_arabidopsis(path)
-            return np.asarray(d.values), np.asarray(d.item_index), f"Arabidopsis CSV ({path})"
-        except ImportError:
-            pass
-        import csv
-
-        with open(path) as fh:
-            rows = list(csv.reader(fh))[1:]
-        items, idx, vals = {}, [], []
-        for r in rows:
-            item = r[0].rsplit(".", 1)[0]
-            idx.append(items.setdefault(item, len(items)))
-            vals.append([float(x) for x in r[1:]])
-        return np.array(vals), np.array(idx), f"Arabidopsis CSV ({path})"
+        d = load_arabidopsis(path)
+        return np.asarray(d.values), np.asarray(d.item_index), f"Arabidopsis CSV ({path})"
     rng = np.random.default_rng(2007)
     n_items, n_vars, n_rep = 14, 43, 4
     labels = np.array([0, 0, 0, 1, 1, 1, 2, 2, 0, 3, 3, 1, 2, 0])
@@ -330,12 +319,17 @@ def time_scaling(n, family, draws):
 # ----------------------------------------------------------------------------- main
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=DEFAULT_DATA, help="Arabidopsis CSV (simulated if absent)")
+    ap.add_argument("--data", default=None, help="Arabidopsis CSV (default: $PMP_ARABIDOPSIS_CSV, else "
+                    "beside the clone, else simulated)")  # fmt: skip
     ap.add_argument("--quick", action="store_true", help="fewer draws, scaling up to 10,000 items")
     args = ap.parse_args(argv)
     q = args.quick
 
-    y, idx, source = load_data(args.data)
+    try:
+        data_path = arabidopsis_path(args.data)  # a path given (option or variable) must exist
+    except FileNotFoundError as err:
+        ap.error(str(err))
+    y, idx, source = load_data(data_path)
     n = int(idx.max()) + 1
     family = pmp.SpikeSlabNormal(**HYPER)
     prior = pmp.UniformMultinomialDirichlet()

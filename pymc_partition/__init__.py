@@ -3,34 +3,74 @@
 A partition of items is a PyMC variable (:class:`Partition`) with an exchangeable prior; the data
 enter through a closed-form conjugate marginal likelihood (:class:`MarginalLikelihood`), so the
 model's logp is the exact unnormalized log posterior of the partition.
+
+``import pymc_partition`` is light (numpy and :mod:`pymc_partition.datasets` only): the names below
+are loaded on first use, all at once, as an eager import would (so ``pm.STEP_METHODS`` and the
+logprob registrations are in place as soon as any of them is touched). That keeps
+``pymc-partition-demo --help`` and its argument errors fast: they never import PyMC.
 """
 
-from . import datasets, state
-from .exact import ExactPosterior, exact_posterior
-from .empirical_bayes import SpikeSlabFit, compare_with_paper, fit_spike_slab
-from .distribution import Partition, PartitionRV
-from .families import (
-    BetaBernoulli,
-    ConjugateFamily,
-    DirichletCategorical,
-    GammaPoisson,
-    NormalInverseGamma,
-    NormalInverseWishart,
-    SpikeSlabNormal,
-)
-from .likelihood import MarginalLikelihood
-from .model_spec import PartitionSpec, partition_spec
-from .priors import (
-    DirichletProcess,
-    PartitionPrior,
-    PitmanYor,
-    UniformMultinomialDirichlet,
-    UniformPartition,
-)
-from .state import canonicalize, state_keys
-from .step_methods import GibbsPartition, SplitMerge
+import importlib
+import importlib.util
+
+from . import datasets
 
 __version__ = "0.1.0"
+
+_STATE = {"loading": False, "loaded": False}
+
+
+def _import_all():
+    """The public API: what ``import pymc_partition`` imported eagerly before."""
+    from . import state
+    from .exact import ExactPosterior, exact_posterior
+    from .empirical_bayes import SpikeSlabFit, compare_with_paper, fit_spike_slab
+    from .distribution import Partition, PartitionRV
+    from .families import (
+        BetaBernoulli,
+        ConjugateFamily,
+        DirichletCategorical,
+        GammaPoisson,
+        NormalInverseGamma,
+        NormalInverseWishart,
+        SpikeSlabNormal,
+    )
+    from .likelihood import MarginalLikelihood
+    from .model_spec import PartitionSpec, partition_spec
+    from .priors import (
+        DirichletProcess,
+        PartitionPrior,
+        PitmanYor,
+        UniformMultinomialDirichlet,
+        UniformPartition,
+    )
+    from .state import canonicalize, state_keys
+    from .step_methods import GibbsPartition, SplitMerge
+
+    globals().update({k: v for k, v in locals().items() if not k.startswith("_")})
+
+
+def __getattr__(name):
+    """PEP 562: the first use of a public name loads the whole API, once; a submodule name
+    imports that submodule (``from . import _exact_kernels`` inside the package, ``pmp.exact``)."""
+    if name.startswith("__"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in __all__ and not _STATE["loaded"] and not _STATE["loading"]:
+        _STATE["loading"] = True
+        try:
+            _import_all()
+            _STATE["loaded"] = True
+        finally:
+            _STATE["loading"] = False
+        return globals()[name]
+    if importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Partition",

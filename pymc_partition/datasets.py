@@ -17,10 +17,20 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ClusteringData", "load_arabidopsis", "simulate_spike_slab", "ARABIDOPSIS_FILENAME"]
+__all__ = [
+    "ClusteringData",
+    "load_arabidopsis",
+    "arabidopsis_path",
+    "simulate_spike_slab",
+    "ARABIDOPSIS_FILENAME",
+    "ARABIDOPSIS_ENV",
+]
 
 #: Default file name of the CSV export of bclust's ``gaelle`` (used when ``path`` is a directory).
 ARABIDOPSIS_FILENAME = "arabidopsis_messerli2007.csv"
+
+#: Environment variable naming the CSV (or its folder), read by :func:`arabidopsis_path`.
+ARABIDOPSIS_ENV = "PMP_ARABIDOPSIS_CSV"
 
 #: The paper's empirical-Bayes estimates (section 4.1), the defaults of :func:`simulate_spike_slab`.
 _PAPER_HYPERPARAMETERS = dict(mu=0.083, sigma2=0.16, sigma2_eta=0.37, sigma2_theta=5.1, p=0.034)
@@ -34,12 +44,80 @@ metabolites. Export them once from R with
 
     install.packages("bclust")   # if needed
     library(bclust); data(gaelle)
-    write.csv(data.frame(sample = rownames(gaelle), gaelle),
-              "{ARABIDOPSIS_FILENAME}", row.names = FALSE)
+    write.csv(gaelle, "{ARABIDOPSIS_FILENAME}")   # keeps the row names ColWT.1, ...
 
-and pass the file's path. Expected CSV layout: a header row, then one row per replicate; the first
-column is the sample name "<mutant>.<replicate>" (e.g. ColWT.1; the item is the text before the
-last '.'), the other 43 columns are the numeric metabolite values (e.g. maltose.MX1, ...)."""
+(not `row.names = FALSE`: the sample names are the row names), then give the file's path: pass
+it (`load_arabidopsis(path)`, `--data path`) or `export {ARABIDOPSIS_ENV}=/path/to/{ARABIDOPSIS_FILENAME}`.
+Expected CSV layout: a header row, then one row per replicate; the first column is the sample
+name "<mutant>.<replicate>" (e.g. ColWT.1; the item is the text before the last '.'), the other
+43 columns are the numeric metabolite values (e.g. maltose.MX1, ...)."""
+
+
+def _checkout_default():
+    """``../shared/data/arabidopsis_messerli2007.csv`` relative to the repository root, when the
+    package runs from a source checkout (``pip install -e .``); ``None`` for an installed copy."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "pyproject.toml").is_file():
+        return None
+    return root.parent / "shared" / "data" / ARABIDOPSIS_FILENAME
+
+
+def _as_csv(path):
+    path = Path(os.fspath(path)).expanduser()
+    return path / ARABIDOPSIS_FILENAME if path.is_dir() else path
+
+
+def arabidopsis_path(explicit=None, *, use_default=True, required=False):
+    """Where the Arabidopsis CSV is: the one resolver used by the demo, tests, benchmarks and notebook.
+
+    Looks, in this order, at
+
+    1. ``explicit`` (a path given by the caller, e.g. the ``--data`` option);
+    2. the environment variable ``PMP_ARABIDOPSIS_CSV``;
+    3. if ``use_default``, ``../shared/data/arabidopsis_messerli2007.csv`` relative to the
+       repository root (beside the clone; source checkouts only).
+
+    A directory stands for ``<directory>/arabidopsis_messerli2007.csv``. An empty environment
+    variable counts as unset.
+
+    Returns
+    -------
+    pathlib.Path or None
+        The absolute path of the file; ``None`` when neither ``explicit`` nor the environment
+        variable is given and the default is missing (and ``required`` is false).
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``explicit`` or the environment variable names a missing file (a path someone gave
+        is never silently replaced by simulated data), or when nothing is found and ``required``
+        is true. The message says where it looked and how to export the data from R.
+    """
+    if explicit is not None and os.fspath(explicit) != "":
+        path = _as_csv(explicit)
+        if not path.is_file():
+            raise FileNotFoundError(f"Arabidopsis data file not found: {str(path)!r}.\n" + _ARABIDOPSIS_HELP)
+        return path.resolve()
+    env = os.environ.get(ARABIDOPSIS_ENV, "").strip()
+    if env:
+        path = _as_csv(env)
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"Arabidopsis data file not found: {str(path)!r} (from the environment variable "
+                f"{ARABIDOPSIS_ENV}={env!r}).\n" + _ARABIDOPSIS_HELP
+            )
+        return path.resolve()
+    default = _checkout_default() if use_default else None
+    if default is not None and default.is_file():
+        return default.resolve()
+    if required:
+        looked = [f"no path given, {ARABIDOPSIS_ENV} unset"]
+        if default is not None:
+            looked.append(f"not at the default {str(default)!r}")
+        raise FileNotFoundError(
+            "No Arabidopsis data found (" + "; ".join(looked) + ").\n" + _ARABIDOPSIS_HELP
+        )
+    return None
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,15 +183,40 @@ def _item_of(sample: str) -> str:
     return head if sep and head else sample
 
 
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_sample_names(path, first_header, row_names):
+    """The first column must name the samples: numbers there mean the row names were dropped."""
+    if not all(_is_number(n) for n in row_names):
+        return
+    shown = ", ".join(repr(n) for n in row_names[:3])
+    raise ValueError(
+        f"{str(path)!r}: the first column ({first_header.strip() or 'unnamed'!r}) holds numbers "
+        f"({shown}, ...), not sample names such as 'ColWT.1', so it cannot say which item each row "
+        "belongs to. The file looks exported from R without its row names (write.csv(..., "
+        "row.names = FALSE), or a data frame whose row names were lost). Export it again with\n\n"
+        f'    library(bclust); data(gaelle); write.csv(gaelle, "{ARABIDOPSIS_FILENAME}")\n\n'
+        "which keeps the row names as the first column."
+    )
+
+
 def load_arabidopsis(path=None) -> ClusteringData:
     """Load the Messerli et al. (2007) Arabidopsis metabolite data from a CSV export.
 
     Parameters
     ----------
-    path : str or path-like
-        The CSV file (or a directory holding ``arabidopsis_messerli2007.csv``). The data are not
-        shipped with the package; when the file is missing, the error message explains how to
-        export it from the R package bclust (data set ``gaelle``).
+    path : str or path-like, optional
+        The CSV file (or a directory holding ``arabidopsis_messerli2007.csv``). Default: found by
+        :func:`arabidopsis_path` (the environment variable ``PMP_ARABIDOPSIS_CSV``, else the file
+        beside a source checkout). The data are not shipped with the package; when the file is
+        missing, the error message explains how to export it from the R package bclust (data set
+        ``gaelle``).
 
     Returns
     -------
@@ -124,18 +227,13 @@ def load_arabidopsis(path=None) -> ClusteringData:
     Raises
     ------
     FileNotFoundError
-        If ``path`` is ``None`` or does not exist (the message says where the data come from).
+        If the file does not exist or none is found (the message says where the data come from).
     ValueError
         On a malformed file: ragged rows, empty or non-numeric cells, NaN or infinite values
-        (the message names the row and column).
+        (the message names the row and column), or a first column of numbers instead of sample
+        names (a CSV written by R with ``row.names = FALSE``).
     """
-    if path is None:
-        raise FileNotFoundError("No path given for the Arabidopsis data.\n" + _ARABIDOPSIS_HELP)
-    path = Path(os.fspath(path)).expanduser()
-    if path.is_dir():
-        path = path / ARABIDOPSIS_FILENAME
-    if not path.is_file():
-        raise FileNotFoundError(f"Arabidopsis data file not found: {str(path)!r}.\n" + _ARABIDOPSIS_HELP)
+    path = arabidopsis_path(path, required=True)
 
     with open(path, newline="", encoding="utf-8-sig") as fh:
         rows = [row for row in csv.reader(fh) if row and any(cell.strip() for cell in row)]
@@ -176,6 +274,7 @@ def load_arabidopsis(path=None) -> ClusteringData:
                 )
             values[i, j] = x
 
+    _check_sample_names(path, header[0], row_names)
     items = [_item_of(n) for n in row_names]
     item_names = list(dict.fromkeys(items))  # order of first appearance
     number = {n: k for k, n in enumerate(item_names)}

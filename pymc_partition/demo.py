@@ -4,12 +4,15 @@ Fits the spike-and-slab model by empirical Bayes, computes the exact posterior o
 samples it with collapsed Gibbs and with a deliberately badly mixing split-merge
 (:meth:`SplitMerge.badly_mixing <pymc_partition.SplitMerge.badly_mixing>`), prints the convergence
 tables (Hotelling-RS beside R-hat and ESS) and writes figures and InferenceData to an output
-folder. Without ``--data`` it runs on data simulated from the paper's fitted model, so no
-download is needed::
+folder. Without ``--data`` (and without the environment variable ``PMP_ARABIDOPSIS_CSV``) it
+runs on data simulated from the paper's fitted model, so no download is needed::
 
     pymc-partition-demo --out output
     pymc-partition-demo --data path/to/arabidopsis_messerli2007.csv --out output
     python -m pymc_partition.demo --draws 5000 --out output      # same thing, shorter
+
+Every argument is checked before anything heavy is imported or computed (``--help`` and argument
+errors take well under 2 s: PyMC is imported only once the run starts).
 
 The plotting helpers (:func:`plot_exact_posterior`, :func:`plot_convergence`) and
 :func:`diagnostics_table` are also used by ``notebooks/arabidopsis_convergence.ipynb``.
@@ -26,9 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
+from . import datasets as _datasets  # numpy only: keeps --help and argument errors fast
+
 __all__ = [
     "main",
     "run",
+    "compare_with_truth",
     "build_model",
     "sample_both",
     "convergence_diagnostics",
@@ -48,6 +54,9 @@ SAMPLER_LABELS = {"gibbs": "Gibbs", "split_merge": "split-merge (badly mixing)"}
 #: The paper's figures for its Arabidopsis posterior (section 4.2)
 PAPER_MAP_PROBABILITY = 0.43
 PAPER_TOP10_MASS = 0.80
+
+#: Hyperparameters the demo's simulated data are drawn from: the paper's empirical-Bayes fit
+SIMULATION_HYPERPARAMETERS = dict(_datasets._PAPER_HYPERPARAMETERS)
 
 
 def _log(msg=""):
@@ -131,6 +140,27 @@ def convergence_diagnostics(idata, exact_coclustering, *, k=K_VALUES, n_points=1
         final = arviz_regen.hotelling_rs(idata, "z", k=list(k))
     err = np.abs(co["rho"] - np.asarray(exact_coclustering))
     return {"coclustering": co, "abs_error": err, "hotelling": hot, "final": final}
+
+
+def compare_with_truth(eb, truth):
+    """The EB fit of simulated data beside the values they were simulated from.
+
+    One row per hyperparameter: ``simulated from``, ``EB estimate``, ``std. error``,
+    ``z = (est - true) / se`` and ``within 2 s.e.`` (about 95 % of fits should be, parameter by
+    parameter). On simulated data this is the check that matters; the paper's table describes
+    its fit to the real data. Returns a pandas DataFrame.
+    """
+    import pandas as pd
+
+    rows = {}
+    for name, true in truth.items():
+        est, se = float(eb.estimates[name]), float(eb.std_errors[name])
+        z = (est - true) / se if se > 0 else float("nan")
+        rows[name] = {
+            "simulated from": true, "EB estimate": est, "std. error": se,
+            "z = (est - true) / se": z, "within 2 s.e.": "yes" if abs(z) <= 2 else "NO",
+        }  # fmt: skip
+    return pd.DataFrame(rows).T
 
 
 def _pairs(values, n):
@@ -348,6 +378,10 @@ def run(data_path=None, out="output", draws=50_000, chains=2, cores=1, k=K_VALUE
     :func:`arviz_regen.regen_summary` table of each sampler), ``diagnostics`` (the
     :func:`diagnostics_table`), ``files`` (paths written).
     """
+    draws, chains, cores, random_seed, dpi, k = _check_run_args(draws, chains, cores, random_seed, dpi, k)
+    if data_path is not None:  # before any heavy import: a bad file fails at once
+        data = _load_data(data_path)
+
     import matplotlib
 
     if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
@@ -357,24 +391,22 @@ def run(data_path=None, out="output", draws=50_000, chains=2, cores=1, k=K_VALUE
 
     import arviz_regen
     import pymc_partition as pmp
+    from pymc_partition import fit_spike_slab  # noqa: F401  (loads the API, PyMC included, before the timings)
     from pymc_partition.exact import exact_posterior
 
-    if draws < 100:
-        raise ValueError(f"`draws` must be at least 100 for the diagnostics, got {draws}.")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files = []
 
     # 1. data
     if data_path is not None:
-        data = pmp.datasets.load_arabidopsis(data_path)
         _log(f"Data: {data_path} ({data.n_rows} rows, {data.n_items} items, {data.n_vars} variables)")
     else:
-        data = pmp.datasets.simulate_spike_slab(random_seed=random_seed)
+        data = pmp.datasets.simulate_spike_slab(**SIMULATION_HYPERPARAMETERS, random_seed=random_seed)
         _log(
             f"Data: simulated from the paper's fitted model ({data.n_rows} rows, {data.n_items} "
             f"items, {data.n_vars} variables, {int(data.true_labels.max()) + 1} true clusters); "
-            "pass --data for the Arabidopsis CSV"
+            f"pass --data or set {pmp.datasets.ARABIDOPSIS_ENV} for the Arabidopsis CSV"
         )
 
     # 2. empirical Bayes
@@ -382,8 +414,11 @@ def run(data_path=None, out="output", draws=50_000, chains=2, cores=1, k=K_VALUE
     eb = pmp.fit_spike_slab(data.values, data.item_index)
     _log(f"\n== Empirical Bayes fit ({time.perf_counter() - t0:.1f} s): estimate (std. error)")
     if data_path is None:
-        _log("   (the paper's column is its fit to the Arabidopsis data; these data were simulated from it)")
-    _log(str(pmp.compare_with_paper(eb)))
+        _log("   against the values the data were simulated from (the paper's table is for the real data)")
+        with pd.option_context("display.width", 200, "display.float_format", "{:.4g}".format):
+            _log(compare_with_truth(eb, SIMULATION_HYPERPARAMETERS).to_string())
+    else:
+        _log(str(pmp.compare_with_paper(eb)))
 
     # 3. model and exact posterior
     model, z = build_model(data, eb.estimates)
@@ -393,8 +428,8 @@ def run(data_path=None, out="output", draws=50_000, chains=2, cores=1, k=K_VALUE
     _log(
         f"\n== Exact posterior over all B({data.n_items}) = {exact.n_states:,} partitions "
         f"({time.perf_counter() - t0:.1f} s)\n"
-        f"   MAP probability {probs[0]:.3f}, top-10 mass {probs.sum():.3f}   "
-        f"(paper, Arabidopsis data: {PAPER_MAP_PROBABILITY} and about {PAPER_TOP10_MASS})"
+        f"   MAP probability {probs[0]:.3f}, top-10 mass {probs.sum():.3f}"
+        + (f"   (paper: {PAPER_MAP_PROBABILITY} and about {PAPER_TOP10_MASS})" if data_path is not None else "")
     )
     names = np.asarray(data.item_names)
     for c in range(int(labels[0].max()) + 1):
@@ -462,25 +497,121 @@ def run(data_path=None, out="output", draws=50_000, chains=2, cores=1, k=K_VALUE
     }  # fmt: skip
 
 
-def main(argv=None):
-    """Command-line entry point (``pymc-partition-demo``)."""
+#: Bounds of the integer arguments (the CLI's and run()'s): name -> (minimum, maximum or None)
+_INT_BOUNDS = {
+    "draws": (100, None),  # the diagnostics need some tours
+    "chains": (1, None),
+    "cores": (1, None),
+    "random_seed": (0, None),  # numpy seeds are non-negative
+    "dpi": (10, 1000),
+}
+
+
+def _check_int(name, value):
+    low, high = _INT_BOUNDS[name]
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"`{name}` must be an integer, got {value!r}.")
+    if value < low or (high is not None and value > high):
+        bound = f"at least {low}" if high is None else f"between {low} and {high}"
+        raise ValueError(f"`{name}` must be {bound}, got {value}.")
+    return int(value)
+
+
+def _check_run_args(draws, chains, cores, random_seed, dpi, k):
+    """Validate run()'s arguments before any heavy work; returns them normalized."""
+    draws, chains, cores, random_seed, dpi = (
+        _check_int(n, v) for n, v in
+        (("draws", draws), ("chains", chains), ("cores", cores), ("random_seed", random_seed), ("dpi", dpi))
+    )  # fmt: skip
+    try:
+        k = tuple(k)
+    except TypeError:
+        raise ValueError(f"`k` must be a sequence of positive integers, got {k!r}.") from None
+    if not k or any(isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1 for x in k):
+        raise ValueError(f"`k` must be a non-empty sequence of positive integers, got {k!r}.")
+    return draws, chains, cores, random_seed, dpi, tuple(int(x) for x in k)
+
+
+def _load_data(path):
+    """Load the Arabidopsis CSV (cheap: csv module and numpy)."""
+    return _datasets.load_arabidopsis(path)
+
+
+def _int_option(name):
+    """argparse type for an integer option with the bounds of ``_INT_BOUNDS[name]``."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        try:
+            return _check_int(name, value)
+        except ValueError as err:
+            low, high = _INT_BOUNDS[name]
+            bound = f"at least {low}" if high is None else f"between {low} and {high}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {value}") from err
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def _parser():
+    env = _datasets.ARABIDOPSIS_ENV
     parser = argparse.ArgumentParser(
         prog="pymc-partition-demo",
         description="Bayesian clustering with exact posterior, Gibbs and split-merge sampling, "
         "and the Hotelling-RS convergence diagnostic (Asgharian, Lysy & Partovi Nia 2019).",
+        epilog=f"Data: --data PATH, else the environment variable {env}, else data simulated "
+        "from the paper's fitted model (no download needed). The Arabidopsis CSV is bclust's "
+        "`gaelle` exported from R: library(bclust); data(gaelle); "
+        'write.csv(gaelle, "arabidopsis_messerli2007.csv").',
     )
-    parser.add_argument("--data", default=None, help="Arabidopsis CSV (bclust's gaelle); "
-                        "default: data simulated from the paper's fitted model")  # fmt: skip
-    parser.add_argument("--out", default="output", help="output folder (default: output)")
-    parser.add_argument("--draws", type=int, default=50_000, help="draws per chain (default 50000)")
-    parser.add_argument("--chains", type=int, default=2, help="chains per sampler (default 2)")
-    parser.add_argument("--cores", type=int, default=1, help="processes for sampling (default 1)")
-    parser.add_argument("--seed", type=int, default=2019, help="random seed (default 2019)")
-    parser.add_argument("--dpi", type=int, default=90, help="resolution of the PNG figures (default 90)")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--data", default=None, metavar="PATH",
+                        help=f"Arabidopsis CSV (bclust's gaelle) or its folder; default: ${env} if set, "
+                        "else simulated data")  # fmt: skip
+    source.add_argument("--simulate", action="store_true",
+                        help=f"use simulated data even if {env} is set")  # fmt: skip
+    parser.add_argument("--out", default="output", metavar="DIR", help="output folder (default: output)")
+    parser.add_argument("--draws", type=_int_option("draws"), default=50_000,
+                        help="draws per chain and sampler, >= 100 (default 50000)")  # fmt: skip
+    parser.add_argument("--chains", type=_int_option("chains"), default=2, help="chains per sampler, >= 1 (default 2)")
+    parser.add_argument("--cores", type=_int_option("cores"), default=1,
+                        help="processes for sampling, >= 1 (default 1)")  # fmt: skip
+    parser.add_argument("--seed", type=_int_option("random_seed"), default=2019,
+                        help="random seed, >= 0 (default 2019)")  # fmt: skip
+    parser.add_argument("--dpi", type=_int_option("dpi"), default=90,
+                        help="resolution of the PNG figures, 10-1000 (default 90)")  # fmt: skip
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    return parser
+
+
+def main(argv=None):
+    """Command-line entry point (``pymc-partition-demo``).
+
+    Every argument (including the data file's existence and layout, and the output folder) is
+    checked before PyMC is imported; argument errors exit with status 2.
+    """
+    parser = _parser()
     args = parser.parse_args(argv)
+    data_path = None
+    if not args.simulate:
+        try:  # --data, else $PMP_ARABIDOPSIS_CSV; never the file beside the clone, silently
+            data_path = _datasets.arabidopsis_path(args.data, use_default=False)
+            if data_path is not None:
+                _load_data(data_path)
+        except (FileNotFoundError, ValueError) as err:
+            parser.error(str(err))
+    out = Path(args.out).expanduser()
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {str(out)!r} exists and is not a folder.")
     try:
-        run(args.data, args.out, draws=args.draws, chains=args.chains, cores=args.cores,
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        parser.error(f"cannot create the output folder {str(out)!r}: {err}")
+    try:
+        run(data_path, out, draws=args.draws, chains=args.chains, cores=args.cores,
             random_seed=args.seed, progressbar=not args.no_progress, dpi=args.dpi)  # fmt: skip
     except (FileNotFoundError, ValueError) as err:
         print(f"pymc-partition-demo: error: {err}", file=sys.stderr)

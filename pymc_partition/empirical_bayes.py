@@ -23,6 +23,7 @@ import pytensor
 import pytensor.tensor as pt
 import scipy.optimize
 
+from ._pytensor_modes import numba_mode
 from .families.base import check_data
 from .families.spike_slab import SpikeSlabNormal, cluster_log_marginal, item_terms, replicate_summaries
 
@@ -101,7 +102,7 @@ def _compiled():
     ll = _loglik_graph(r, m, s, theta)
     grad = pytensor.gradient.grad(ll, theta)
     hess = pt.stack([pt.stack(pytensor.gradient.grad(g, theta)) for g in grad])
-    return pytensor.function([r, m, s, *theta], [ll, pt.stack(grad), hess], mode="NUMBA")
+    return pytensor.function([r, m, s, *theta], [ll, pt.stack(grad), hess], mode=numba_mode())
 
 
 class _Objective:

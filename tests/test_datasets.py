@@ -1,11 +1,19 @@
 """Tests of pymc_partition.datasets: the Arabidopsis loader and the spike-and-slab simulator."""
 
 import csv
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pymc_partition.datasets import ClusteringData, load_arabidopsis, simulate_spike_slab
+from pymc_partition import datasets
+from pymc_partition.datasets import (
+    ARABIDOPSIS_ENV,
+    ClusteringData,
+    arabidopsis_path,
+    load_arabidopsis,
+    simulate_spike_slab,
+)
 from pymc_partition.state import is_canonical
 
 
@@ -66,13 +74,79 @@ def test_directory_path(arabidopsis_path, arabidopsis):
     np.testing.assert_array_equal(d.values, arabidopsis.values)
 
 
+@pytest.fixture
+def no_data_anywhere(tmp_path, monkeypatch):
+    """Neither PMP_ARABIDOPSIS_CSV nor the file beside the clone."""
+    monkeypatch.delenv(ARABIDOPSIS_ENV, raising=False)
+    monkeypatch.setattr(datasets, "_checkout_default", lambda: tmp_path / "absent" / "a.csv")
+
+
 @pytest.mark.parametrize("path", [None, "/nonexistent/dir/arabidopsis_messerli2007.csv"])
-def test_missing_path_explains_source(path):
+def test_missing_path_explains_source(path, no_data_anywhere):
     with pytest.raises(FileNotFoundError) as info:
         load_arabidopsis(path)
     msg = str(info.value)
-    for word in ("bclust", "gaelle", "Messerli", "write.csv", "data(gaelle)", "55", "43"):
+    for word in ("bclust", "gaelle", "Messerli", "write.csv", "data(gaelle)", "55", "43", ARABIDOPSIS_ENV):
         assert word in msg
+    if path is None:  # says where it looked
+        assert "absent" in msg and f"{ARABIDOPSIS_ENV} unset" in msg
+
+
+# ------------------------------------------------------------------------------- resolver
+
+
+def _tiny_csv(path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("sample,a\nx.1,1\nx.2,2\ny.1,3\n")
+    return path
+
+
+def test_resolver_order(tmp_path, monkeypatch):
+    explicit = _tiny_csv(tmp_path / "explicit" / "e.csv")
+    from_env = _tiny_csv(tmp_path / "env" / datasets.ARABIDOPSIS_FILENAME)
+    default = _tiny_csv(tmp_path / "default" / "d.csv")
+    monkeypatch.setattr(datasets, "_checkout_default", lambda: default)
+    monkeypatch.delenv(ARABIDOPSIS_ENV, raising=False)
+    assert arabidopsis_path() == default.resolve()
+    assert arabidopsis_path(use_default=False) is None
+    monkeypatch.setenv(ARABIDOPSIS_ENV, str(from_env.parent))  # a folder stands for its CSV
+    assert arabidopsis_path() == from_env.resolve()
+    assert arabidopsis_path(explicit) == explicit.resolve()
+    assert load_arabidopsis().item_names == ["x", "y"]  # no path: the resolver's answer
+    monkeypatch.setenv(ARABIDOPSIS_ENV, "")  # empty counts as unset
+    assert arabidopsis_path() == default.resolve()
+
+
+def test_resolver_errors(tmp_path, monkeypatch, no_data_anywhere):
+    assert arabidopsis_path() is None
+    with pytest.raises(FileNotFoundError, match="No Arabidopsis data found"):
+        arabidopsis_path(required=True)
+    with pytest.raises(FileNotFoundError, match="nope.csv"):
+        arabidopsis_path(tmp_path / "nope.csv")  # a path given is never replaced by nothing
+    monkeypatch.setenv(ARABIDOPSIS_ENV, str(tmp_path / "gone.csv"))
+    with pytest.raises(FileNotFoundError, match=f"{ARABIDOPSIS_ENV}=.*gone.csv"):
+        arabidopsis_path()
+
+
+def test_checkout_default_is_beside_the_clone():
+    root = Path(datasets.__file__).resolve().parents[1]
+    assert datasets._checkout_default() == root.parent / "shared" / "data" / "arabidopsis_messerli2007.csv"
+
+
+def test_csv_without_row_names_is_rejected(tmp_path):
+    # write.csv(gaelle, ..., row.names = FALSE): the first column is the first metabolite, whose
+    # values used to be read as sample names ('0.33' -> item '0', '-0.001' -> item '-0', ...)
+    path = tmp_path / "norownames.csv"
+    path.write_text('"maltose.MX1","L.ascorbic"\n0.333,0.36\n-0.001,1.27\n6.02,0.5\n0.9,-1\n')
+    with pytest.raises(ValueError) as info:
+        load_arabidopsis(path)
+    msg = str(info.value)
+    assert "maltose.MX1" in msg and "'0.333'" in msg and "row names" in msg
+    assert 'write.csv(gaelle, "arabidopsis_messerli2007.csv")' in msg
+    # R's default row names of a data frame that lost them ("1", "2", ...) are numbers too
+    path.write_text('"","a"\n"1",0.5\n"2",0.7\n')
+    with pytest.raises(ValueError, match="row names"):
+        load_arabidopsis(path)
 
 
 def test_r_default_layout_and_dotted_names(tmp_path):

@@ -1,8 +1,12 @@
-"""The command-line demo (the README's first command): simulated data, real data, subprocess."""
+"""The command-line demo (the README's first command): simulated data, real data, subprocess,
+argument checking before any heavy import."""
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import matplotlib
@@ -12,10 +16,10 @@ matplotlib.use("Agg")
 import arviz as az  # noqa: E402
 import pytest  # noqa: E402
 
-from pymc_partition.demo import main  # noqa: E402
+from pymc_partition.datasets import ARABIDOPSIS_ENV  # noqa: E402
+from pymc_partition.demo import main, run  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-CSV = REPO.parent / "shared" / "data" / "arabidopsis_messerli2007.csv"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FIGURES = ["figure1_exact_posterior.png", "figure1_coclustering_matrix.png", "figure2_convergence.png"]
 SAMPLERS = ["gibbs", "split_merge"]
@@ -44,30 +48,127 @@ def _check_printed(text):
     assert "written to" in text
 
 
-def test_demo_simulated(tmp_path, capsys):
+def test_demo_simulated(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(ARABIDOPSIS_ENV, raising=False)  # no --data, no variable: simulated data
     out = tmp_path / "output"
     assert main(["--draws", "1000", "--chains", "2", "--out", str(out), "--no-progress"]) == 0
     text = capsys.readouterr().out
     assert "simulated from the paper's fitted model" in text
     _check_printed(text)
+    # the EB fit is compared with the values the data were simulated from, not the paper's table
+    eb_table = text.split("== Exact posterior")[0]
+    assert "simulated from" in eb_table and "within 2 s.e." in eb_table
+    assert "agree" not in eb_table and "paper:" not in text
     _check_outputs(out, chains=2, draws=1000)
 
 
-@pytest.mark.skipif(not CSV.is_file(), reason=f"Arabidopsis CSV not available at {CSV}")
-def test_demo_real_data(tmp_path, capsys):
+def test_demo_real_data(tmp_path, capsys, arabidopsis_path):
     out = tmp_path / "output"
-    assert main(["--data", str(CSV), "--draws", "1000", "--chains", "2", "--out", str(out), "--no-progress"]) == 0
+    argv = ["--data", str(arabidopsis_path), "--draws", "1000", "--chains", "2", "--out", str(out), "--no-progress"]
+    assert main(argv) == 0
     text = capsys.readouterr().out
     _check_printed(text)
+    assert "agree" in text.split("== Exact posterior")[0]  # real data: the paper's table
     assert "MAP probability 0.651" in text  # the exact posterior on the real data
     assert "ColWT, sex3" in text
     _check_outputs(out, chains=2, draws=1000)
 
 
+def _exit_code(argv, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    return info.value.code, capsys.readouterr().err
+
+
 def test_demo_missing_data_file(tmp_path, capsys):
-    assert main(["--data", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o")]) == 2
-    err = capsys.readouterr().err
-    assert "not found" in err and "bclust" in err
+    code, err = _exit_code(["--data", str(tmp_path / "nope.csv"), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2
+    assert "not found" in err and "bclust" in err and ARABIDOPSIS_ENV in err
+    assert not (tmp_path / "o").exists()  # nothing done
+
+
+def test_demo_data_from_environment_variable(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(ARABIDOPSIS_ENV, str(tmp_path / "missing.csv"))
+    code, err = _exit_code(["--out", str(tmp_path / "o")], capsys)
+    assert code == 2 and f"{ARABIDOPSIS_ENV}=" in err and "missing.csv" in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--chains", "-1"], "argument --chains: must be at least 1, got -1"),
+        (["--cores", "0"], "argument --cores: must be at least 1, got 0"),
+        (["--draws", "0"], "argument --draws: must be at least 100, got 0"),
+        (["--draws", "1e3"], "argument --draws: expected an integer"),
+        (["--seed", "-1"], "argument --seed: must be at least 0, got -1"),
+        (["--dpi", "0"], "argument --dpi: must be between 10 and 1000, got 0"),
+        (["--data", "x.csv", "--simulate"], "not allowed with argument"),
+    ],
+)
+def test_demo_bad_arguments(argv, message, capsys):
+    code, err = _exit_code(argv, capsys)
+    assert code == 2 and message in err
+
+
+def test_demo_bad_csv_and_output(tmp_path, capsys):
+    # a CSV written by R with row.names = FALSE: the first column holds numbers
+    bad = tmp_path / "norownames.csv"
+    bad.write_text('"maltose.MX1","b"\n0.33,1\n-0.001,2\n6.2,3\n')
+    code, err = _exit_code(["--data", str(bad)], capsys)
+    assert code == 2 and "row names" in err and 'write.csv(gaelle, "arabidopsis_messerli2007.csv")' in err
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    code, err = _exit_code(["--simulate", "--out", str(afile)], capsys)
+    assert code == 2 and "not a folder" in err
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [({"chains": -1}, "chains"), ({"cores": 0}, "cores"), ({"draws": 50}, "draws"),
+     ({"random_seed": -2}, "random_seed"), ({"chains": 2.0}, "integer"), ({"k": []}, "k")],
+)  # fmt: skip
+def test_run_checks_arguments_first(kwargs, match, tmp_path):
+    with pytest.raises(ValueError, match=match):
+        run(out=tmp_path / "o", **kwargs)
+    assert not (tmp_path / "o").exists()
+
+
+_LIGHT_CHECK = """
+import json, sys, time
+t0 = time.perf_counter()
+from pymc_partition.demo import main
+codes = []
+for argv in (["--help"], ["--chains", "-1"], ["--cores", "0"], ["--data", "/nonexistent/x.csv"]):
+    try:
+        main(argv)
+    except SystemExit as e:
+        codes.append(e.code)
+heavy = sorted(m for m in ("pymc", "pytensor", "arviz", "numba", "matplotlib", "scipy") if m in sys.modules)
+print("RESULT " + json.dumps([codes, heavy, time.perf_counter() - t0]))
+"""
+
+
+def test_cli_help_and_errors_are_fast_and_import_nothing_heavy(tmp_path):
+    """--help and argument errors: right exit codes, quickly, and PyMC etc. never imported."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.pop(ARABIDOPSIS_ENV, None)
+    proc = subprocess.run([sys.executable, "-c", _LIGHT_CHECK], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")][-1]
+    codes, heavy, seconds = json.loads(line[len("RESULT "):])
+    assert codes == [0, 2, 2, 2]
+    assert heavy == [], f"argument parsing imported {heavy}"
+    assert seconds < 10  # generous: the point is that nothing heavy is imported
+    # the console script itself (what a user types), when installed next to this interpreter
+    script = shutil.which("pymc-partition-demo", path=os.path.dirname(sys.executable))
+    if script:
+        for argv, code in ((["--help"], 0), (["--chains", "-1"], 2)):
+            t0 = time.perf_counter()
+            proc = subprocess.run([script, *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+            assert proc.returncode == code, proc.stderr[-2000:]
+            assert time.perf_counter() - t0 < 10
 
 
 def test_demo_module_subprocess(tmp_path):
@@ -75,6 +176,7 @@ def test_demo_module_subprocess(tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["MPLBACKEND"] = "Agg"
+    env.pop(ARABIDOPSIS_ENV, None)
     out = tmp_path / "output"
     proc = subprocess.run(
         [sys.executable, "-m", "pymc_partition.demo", "--draws", "300", "--chains", "1", "--out", str(out)],

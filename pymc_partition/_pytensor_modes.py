@@ -1,0 +1,26 @@
+"""The pytensor mode of the package's numba-compiled graphs (and why it is not plain ``"NUMBA"``).
+
+The empirical-Bayes objective and the families' cluster log marginals (the samplers' kernels) are
+compiled with pytensor's numba backend, which never links pytensor's C BLAS. Yet compiling them
+in plain ``mode="NUMBA"`` printed, on every pip-installed machine, "PyTensor could not link to a
+BLAS installation ... severely degraded": the rewrite ``local_usmm`` (sparse matrices only) runs in
+every mode, and its pattern constraint reads ``config.blas__ldflags``, whose first access searches
+the system for a C BLAS and warns when none is found. Excluding that rewrite, which cannot apply
+to these dense graphs, keeps the numba compilations from starting the search; the warning then
+appears only when a C-backend graph really asks for BLAS, which is when it is true. Nothing is
+silenced: pytensor's detection and its warning are left as they are.
+"""
+
+from __future__ import annotations
+
+import functools
+
+__all__ = ["numba_mode"]
+
+
+@functools.lru_cache(maxsize=1)
+def numba_mode():
+    """``get_mode("NUMBA")`` without the sparse ``local_usmm`` rewrite (see the module docstring)."""
+    from pytensor.compile.mode import get_mode
+
+    return get_mode("NUMBA").excluding("local_usmm")

@@ -34,6 +34,19 @@ __all__ = ["coclustering", "coclustering_sums", "pair_rs_kernel", "pair_bm_kerne
 
 
 @lazy_njit(cache=True)
+def _add_pairs(acc, ulabels, u, w):
+    """Add ``w`` (draws in a run of state ``u``) to every pair co-clustered in ``u`` (triu order)."""
+    n = ulabels.shape[1]
+    p = 0
+    for i in range(n):
+        li = ulabels[u, i]
+        for j in range(i + 1, n):
+            if ulabels[u, j] == li:
+                acc[p] += w
+            p += 1
+
+
+@lazy_njit(cache=True)
 def _pair_prefix_sums(idx, tau, ulabels, eval_r):
     """Running sums of pair-indicator tour sums after ``eval_r[e]`` tours (sorted, 0 … R)."""
     n = ulabels.shape[1]
@@ -71,13 +84,7 @@ def _pair_prefix_sums(idx, tau, ulabels, eval_r):
             w = 1
             while t + w < stop and idx[t + w] == u:
                 w += 1
-            p = 0
-            for i in range(n):
-                li = ulabels[u, i]
-                for j in range(i + 1, n):
-                    if ulabels[u, j] == li:
-                        s[p] += w
-                    p += 1
+            _add_pairs(s, ulabels, u, w)
             t += w
         nr = float(stop - start)
         for p in range(P):
@@ -147,13 +154,7 @@ def _pair_batch_sums(idx, ulabels, ev_pos, ev_slot, n_slots, n_eval):
             w = 1
             while t + w < stop and idx[t + w] == u:
                 w += 1
-            p = 0
-            for i in range(n):
-                li = ulabels[u, i]
-                for j in range(i + 1, n):
-                    if ulabels[u, j] == li:
-                        C[p] += w
-                    p += 1
+            _add_pairs(C, ulabels, u, w)
             t += w
         s = ev_slot[ev]
         if s < n_slots:

@@ -288,9 +288,11 @@ def hotelling_rs(
         positions = eval_positions(pdraws.n_draw, n_points)
         steps = []
         for t in positions:
-            quiet = _Problems()  # along the trace early draws always lack tours: warn on the end only
-            steps.append(_evaluate(pdraws.index[:, : t + 1], logp, pdraws.n_states, ks_req, **{**opts, "problems": quiet}))
-        last = _evaluate(pdraws.index, logp, pdraws.n_states, ks_req, **opts)
+            # early draws always lack tours: warn only about the end of the chains (the last point)
+            at_end = t == pdraws.n_draw - 1
+            step_opts = opts if at_end else {**opts, "problems": _Problems()}
+            steps.append(_evaluate(pdraws.index[:, : t + 1], logp, pdraws.n_states, ks_req, **step_opts))
+        last = steps[-1]  # eval_positions always includes the last draw
         res = {name: np.stack([s[name] for s in steps], axis=-1) for name in steps[0] if name not in ("top", "tours_visiting")}
         res["tours_visiting"] = last["tours_visiting"]
         res["top"] = last["top"]

@@ -13,6 +13,7 @@ import pytensor.tensor as pt
 from pymc.distributions.distribution import Discrete
 from pytensor.tensor.random.op import RandomVariable
 
+from .prior_draws import draw_gibbs_type, gibbs_type_coefficients
 from .priors import PartitionPrior, check_n_items as _check_n_items
 
 __all__ = ["Partition", "PartitionRV", "sample_prior_labels", "partition_logp_graph"]
@@ -91,7 +92,13 @@ class PartitionRV(RandomVariable):
                 "The partition prior's parameters are outside their domain (its tables are not "
                 "finite); check the priors of its random parameters."
             )
-        return sample_prior_labels(log_g, log_h, rng, size=size)
+        coefficients = gibbs_type_coefficients(log_h)
+        if coefficients is None:  # a user-defined size weight: the generic O(N^2)-per-draw sampler
+            return sample_prior_labels(log_g, log_h, rng, size=size)
+        size = () if size is None else tuple(np.atleast_1d(size).astype(int))
+        n_draws = int(np.prod(size)) if size else 1
+        draws = draw_gibbs_type(log_g, log_h, coefficients, rng, n_draws)
+        return draws.reshape(size + draws.shape[-1:]) if size else draws[0]
 
 
 partition_rv = PartitionRV()

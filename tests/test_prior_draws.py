@@ -1,0 +1,70 @@
+"""Exact prior draws at scale: the Gibbs-type sequential sampler against exact pmfs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import stats as sps
+
+import pymc_partition as pmp
+from pymc_partition.prior_draws import gibbs_type_coefficients
+from pymc_partition.priors import PartitionPrior, log_stirling_weighted
+from pymc_partition.state import is_canonical, state_keys
+
+from test_priors import ALPHA, PRIORS, all_partitions
+
+
+@pytest.mark.parametrize(
+    "name, a, b",
+    [("umd", 1, 1), ("dp_small", 0, 1), ("py", -0.3, 1), ("uniform", 1, 0), ("mfm_poisson", 0.7, 1)],
+)
+def test_gibbs_type_coefficients(name, a, b):
+    got = gibbs_type_coefficients(PRIORS[name].tables(12)[1])
+    assert got == pytest.approx((a, b), abs=1e-9)
+
+
+class _SquareSizes(PartitionPrior):
+    """h(n) = n^2: not of Gibbs type (h(n+1)/h(n) is not linear in n)."""
+
+    def _unnormalized_tables(self, n_items):
+        n = np.arange(n_items + 1, dtype=float)
+        return np.zeros(n_items + 1), 2 * np.log(np.maximum(n, 1))
+
+
+def test_non_gibbs_prior_uses_the_generic_sampler_and_is_exact():
+    prior = _SquareSizes()
+    assert gibbs_type_coefficients(prior.tables(6)[1]) is None
+    n, draws = 4, 4000
+    z = pm.draw(pmp.Partition.dist(n_items=n, prior=prior), draws=draws, random_seed=9)
+    states = all_partitions(n)
+    index = {k: i for i, k in enumerate(state_keys(states, assume_canonical=True).tolist())}
+    counts = np.bincount([index[k] for k in state_keys(z).tolist()], minlength=len(states))
+    expected = draws * np.exp(prior.logp(states))
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert sps.chi2.sf(chi2, len(states) - 1) > ALPHA
+
+
+@pytest.mark.parametrize(
+    "prior, seed",
+    [(pmp.DirichletProcess(2.0), 1), (pmp.MixtureOfFiniteMixtures("poisson", 1.0, k_param=3.0), 2),
+     (pmp.PitmanYor(0.5, 0.4), 3), (pmp.UniformMultinomialDirichlet(), 4)],  # fmt: skip
+)
+def test_number_of_clusters_at_300_items(prior, seed):
+    """Draws at 300 items (all blocks of the checkpointed table used): the number of clusters
+    follows its exact pmf, log_g[C] + log S_h(N, C) (Pearson chi-square, pooled tail bins)."""
+    n, draws = 300, 3000
+    z = pm.draw(pmp.Partition.dist(n_items=n, prior=prior), draws=draws, random_seed=seed)
+    assert z.shape == (draws, n) and is_canonical(z).all()
+    log_g, log_h = prior.tables(n)
+    pmf = np.exp(log_g[1:] + log_stirling_weighted(log_h, n)[1:])
+    assert pmf.sum() == pytest.approx(1.0, abs=1e-9)
+    counts = np.bincount(z.max(axis=1), minlength=n)
+    expected = draws * pmf
+    order = np.argsort(expected)[::-1]
+    big = order[expected[order] >= 5]
+    obs = np.append(counts[big], draws - counts[big].sum())
+    exp = np.append(expected[big], draws - expected[big].sum())
+    keep = exp > 1e-9
+    chi2 = ((obs[keep] - exp[keep]) ** 2 / exp[keep]).sum()
+    assert sps.chi2.sf(chi2, keep.sum() - 1) > ALPHA

@@ -39,6 +39,7 @@ def _import_all():
     from .model_spec import PartitionSpec, partition_spec
     from .priors import (
         DirichletProcess,
+        MixtureOfFiniteMixtures,
         PartitionPrior,
         PitmanYor,
         UniformMultinomialDirichlet,
@@ -88,6 +89,7 @@ __all__ = [
     "DirichletProcess",
     "PitmanYor",
     "UniformPartition",
+    "MixtureOfFiniteMixtures",
     "GibbsPartition",
     "SplitMerge",
     "exact_posterior",

@@ -14,6 +14,7 @@ to the recursion on the block holding the first item (``O(N^3)``).
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 from scipy.special import gammaln, logsumexp
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "DirichletProcess",
     "PitmanYor",
     "UniformPartition",
+    "MixtureOfFiniteMixtures",
 ]
 
 
@@ -221,3 +223,171 @@ class UniformPartition(PartitionPrior):
 
     def _log_normalizer(self, n_items, log_g, log_h):
         return _log_bell(n_items)
+
+
+#: Relative truncation error allowed in the MFM coefficients V_n(t) for unbounded p(K)
+_MFM_TAIL_TOL = 1e-17
+_K_PRIORS = ("uniform", "poisson", "geometric")
+
+
+def _log_vn_series(n_items, gamma, log_pk):
+    """``log V_N(t)``, ``t = 1..N``, from ``log p(k)``, ``k = 1..len(log_pk)`` (finite sum).
+
+    ``V_N(t) = sum_{k >= t} exp(c_k - log (k-t)!)`` with ``c_k = log k! + log Gamma(gamma k) -
+    log Gamma(gamma k + N) + log p(k)``; rows of ``t`` are done in blocks so that memory stays
+    ``O(N + K)`` blocks of a few million entries (``O(N K)`` time).
+    """
+    k_max = log_pk.size
+    k = np.arange(1, k_max + 1)
+    log_fact = gammaln(np.arange(k_max + 1) + 1.0)
+    c = log_fact[k] + gammaln(gamma * k) - gammaln(gamma * k + n_items) + log_pk
+    out = np.full(n_items, -np.inf)
+    rows = max(1, (1 << 22) // k_max)
+    for start in range(1, min(n_items, k_max) + 1, rows):
+        t = np.arange(start, min(start + rows, n_items + 1, k_max + 1))
+        lag = k[None, :] - t[:, None]  # k - t
+        terms = np.where(lag >= 0, c[None, :] - log_fact[np.maximum(lag, 0)], -np.inf)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[t - 1] = logsumexp(terms, axis=1)
+    return out
+
+
+class MixtureOfFiniteMixtures(PartitionPrior):
+    r"""Mixture of finite mixtures (Miller & Harrison 2018, JASA): a prior ``p(K)`` on the number
+    of components and symmetric Dirichlet(``gamma``) weights, marginalized over both.
+
+    A partition with ``t`` blocks of sizes ``n_1..n_t`` has probability
+
+    .. math:: \pi(z) = V_N(t) \prod_c \frac{\Gamma(\gamma + n_c)}{\Gamma(\gamma)}, \qquad
+              V_N(t) = \sum_{k \ge t} \frac{k!}{(k-t)!}
+                       \frac{\Gamma(\gamma k)}{\Gamma(\gamma k + N)}\, p(k),
+
+    the probability of a *labelled* allocation into ``K`` components (some possibly empty),
+    summed over the ``k!/(k-t)!`` labellings of the partition and over ``K``. With
+    ``k_prior="uniform"`` (``K`` uniform on ``1..N``) and ``gamma=1`` the labelled allocation has
+    the paper's printed probability :math:`(K-1)! \prod_k N_k! / (N (N+K-1)!)`, so this is the
+    prior on partitions that the description of Asgharian, Lysy & Partovi Nia (2019) implies
+    (:class:`UniformMultinomialDirichlet` reads the printed formula as a pmf on partitions).
+
+    Parameters
+    ----------
+    k_prior : {"uniform", "poisson", "geometric"} or array_like, default "uniform"
+        Prior of the number of components ``K``:
+
+        - ``"uniform"``: uniform on ``1..N`` (``N`` the number of items);
+        - ``"poisson"``: ``K - 1 ~ Poisson(k_param)``;
+        - ``"geometric"``: ``P(K = k) = (1 - k_param)^(k-1) k_param`` for ``k >= 1``;
+        - a vector ``p`` of non-negative weights: ``P(K = k)`` proportional to ``p[k - 1]``.
+    gamma : float, default 1.0
+        Concentration of the symmetric Dirichlet prior on the component weights.
+    k_param : float, optional
+        The rate of ``"poisson"`` (> 0) or the success probability of ``"geometric"`` (in (0, 1]);
+        not used otherwise.
+
+    Notes
+    -----
+    For unbounded ``p(K)`` the series for ``V_N(t)`` is truncated where the remaining terms are
+    below ``1e-17`` of the sum, using the bound
+    :math:`k_{(t)} \Gamma(\gamma k)/\Gamma(\gamma k + N) \le \gamma^{-t} (\gamma k)^{t-N}`.
+    """
+
+    _param_names = ("k_prior", "gamma", "k_param")
+
+    def __init__(self, k_prior="uniform", gamma=1.0, k_param=None):
+        self.gamma = _check_positive("gamma", gamma)
+        if isinstance(k_prior, str):
+            if k_prior not in _K_PRIORS:
+                raise ValueError(
+                    f"`k_prior` must be one of {_K_PRIORS} or a vector of probabilities, got {k_prior!r}."
+                )
+            if k_prior == "uniform":
+                if k_param is not None:
+                    raise ValueError('`k_param` is not used with k_prior="uniform"; leave it out.')
+            else:
+                if k_param is None:
+                    raise ValueError(
+                        f'k_prior="{k_prior}" needs `k_param` (the '
+                        + ("Poisson rate of K - 1)." if k_prior == "poisson" else "success probability).")
+                    )
+                k_param = _check_positive("k_param", k_param)
+                if k_prior == "geometric" and k_param > 1:
+                    raise ValueError(f"`k_param` of a geometric p(K) must lie in (0, 1], got {k_param}.")
+        else:
+            try:
+                w = np.asarray(k_prior, dtype=float)
+            except (TypeError, ValueError):
+                raise TypeError(
+                    "`k_prior` must be 'uniform', 'poisson', 'geometric' or a vector of probabilities."
+                ) from None
+            if w.ndim != 1 or w.size == 0:
+                raise ValueError("`k_prior` as probabilities must be a non-empty 1-D vector (P(K=1), P(K=2), ...).")
+            if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+                raise ValueError("`k_prior` probabilities must be finite, non-negative and not all zero.")
+            if k_param is not None:
+                raise ValueError("`k_param` is not used with a vector `k_prior`; leave it out.")
+            k_prior = tuple(float(x) for x in w / w.sum())
+        self.k_prior, self.k_param = k_prior, k_param
+
+    def log_pk(self, k):
+        """``log P(K = k)`` for an integer array ``k >= 1`` (``"uniform"`` needs ``n_items``: use
+        :meth:`log_vn`)."""
+        k = np.asarray(k)
+        if self.k_prior == "poisson":
+            return stats.poisson.logpmf(k - 1, self.k_param)
+        if self.k_prior == "geometric":
+            return stats.geom.logpmf(k, self.k_param)
+        if isinstance(self.k_prior, tuple):
+            p = np.array(self.k_prior)
+            out = np.full(k.shape, -np.inf)
+            inside = (k >= 1) & (k <= p.size)
+            with np.errstate(divide="ignore"):
+                out[inside] = np.log(p[k[inside] - 1])
+            return out
+        raise ValueError('log_pk of k_prior="uniform" depends on n_items.')
+
+    def _log_sf(self, k):
+        """``log P(K > k)`` for unbounded ``p(K)``."""
+        if self.k_prior == "poisson":
+            return stats.poisson.logsf(k - 1, self.k_param)
+        return stats.geom.logsf(k, self.k_param)
+
+    def log_vn(self, n_items):
+        """``log V_N(t)`` for ``t = 0..N`` (entry 0 is ``-inf``)."""
+        n_items = _check_n_items(n_items)
+        t = np.arange(1, n_items + 1)
+        if self.k_prior == "uniform":
+            k_max, log_pk = n_items, None
+        elif isinstance(self.k_prior, tuple):
+            k_max, log_pk = len(self.k_prior), None
+        else:
+            k_max = n_items + 64
+        while True:
+            k = np.arange(1, k_max + 1)
+            if self.k_prior == "uniform":
+                log_pk = np.full(k_max, -np.log(n_items))
+            else:
+                log_pk = self.log_pk(k)
+            log_v = _log_vn_series(n_items, self.gamma, log_pk)
+            if self.k_prior == "uniform" or isinstance(self.k_prior, tuple):
+                break
+            tail = self._log_sf(k_max) - t * np.log(self.gamma) + (t - n_items) * np.log(self.gamma * k_max)
+            finite = np.isfinite(log_v)
+            if np.all(tail[finite] - log_v[finite] < np.log(_MFM_TAIL_TOL)):
+                break
+            k_max *= 2
+            if k_max > 1 << 24:  # pragma: no cover - p(K) with an astronomically heavy tail
+                raise ValueError("The series for V_N(t) does not converge: p(K) has too heavy a tail.")
+        return np.concatenate([[-np.inf], log_v])
+
+    def _unnormalized_tables(self, n_items):
+        n = np.arange(n_items + 1)
+        log_h = gammaln(self.gamma + n) - gammaln(self.gamma)
+        return self.log_vn(n_items), log_h
+
+    def _log_normalizer(self, n_items, log_g, log_h):
+        return 0.0  # V_N(t) sums p(K) exactly: a normalized pmf (checked by the tests)
+
+    def __repr__(self):
+        kp = self.k_prior if isinstance(self.k_prior, str) else f"[{len(self.k_prior)} probabilities]"
+        extra = "" if self.k_param is None else f", k_param={self.k_param!r}"
+        return f"{type(self).__name__}(k_prior={kp!r}, gamma={self.gamma!r}{extra})"

@@ -14,10 +14,10 @@ import numpy as np
 import pymc as pm
 import pytest
 from scipy import stats as sps
-from scipy.special import logsumexp
+from scipy.special import gammaln, logsumexp
 
 import pymc_partition as pmp
-from pymc_partition.state import bell_number, is_canonical, state_keys
+from pymc_partition.state import bell_number, canonicalize, is_canonical, state_keys
 
 ALPHA = 0.001
 
@@ -36,6 +36,10 @@ PRIORS = {
     "py": pmp.PitmanYor(alpha=1.0, d=0.3),
     "py_negative_alpha": pmp.PitmanYor(alpha=-0.2, d=0.5),
     "uniform": pmp.UniformPartition(),
+    "mfm_paper": pmp.MixtureOfFiniteMixtures(),
+    "mfm_poisson": pmp.MixtureOfFiniteMixtures("poisson", gamma=0.7, k_param=1.5),
+    "mfm_geometric": pmp.MixtureOfFiniteMixtures("geometric", gamma=2.0, k_param=0.3),
+    "mfm_vector": pmp.MixtureOfFiniteMixtures([0.2, 0.0, 0.5, 0.3], gamma=0.5),
 }
 
 
@@ -62,10 +66,40 @@ def closed_form(name, z):
         )
     if name == "uniform":
         return -math.log(bell_number(N))
+    if name.startswith("mfm"):
+        return _mfm_closed_form(PRIORS[name], N, n)
     raise KeyError(name)
 
 
-EXACT_CLOSED_FORM = {"dp_small", "dp_large", "py", "py_negative_alpha", "uniform"}
+def _mfm_pk(prior, k, N):
+    """P(K = k) written out from the definitions (scipy-free)."""
+    if prior.k_prior == "uniform":
+        return 1.0 / N if k <= N else 0.0
+    if prior.k_prior == "poisson":
+        lam = prior.k_param
+        return math.exp(-lam + (k - 1) * math.log(lam) - math.lgamma(k))
+    if prior.k_prior == "geometric":
+        return (1 - prior.k_param) ** (k - 1) * prior.k_param
+    return prior.k_prior[k - 1] if k <= len(prior.k_prior) else 0.0
+
+
+def _mfm_closed_form(prior, N, sizes):
+    """Miller & Harrison (2018), eq. (3.2)-(3.3): V_N(t) by a plain sum to K = 400."""
+    g, t = prior.gamma, len(sizes)
+    v = sum(
+        _mfm_pk(prior, k, N) * math.exp(math.lgamma(k + 1) - math.lgamma(k - t + 1)
+                                        + math.lgamma(g * k) - math.lgamma(g * k + N))
+        for k in range(t, 400)
+    )  # fmt: skip
+    if v == 0:  # more blocks than p(K) allows
+        return -math.inf
+    return math.log(v) + sum(math.lgamma(g + m) - math.lgamma(g) for m in sizes)
+
+
+EXACT_CLOSED_FORM = {
+    "dp_small", "dp_large", "py", "py_negative_alpha", "uniform",
+    "mfm_paper", "mfm_poisson", "mfm_geometric", "mfm_vector",
+}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", list(PRIORS))
@@ -96,6 +130,90 @@ def test_prior_large_n_still_normalized():
         log_g, log_h = prior.tables(60)
         per_c = _log_stirling_weighted(log_h, 60)
         assert logsumexp(log_g[1:] + per_c[1:]) == pytest.approx(0.0, abs=1e-8)
+
+
+@pytest.mark.parametrize("name", ["mfm_paper", "mfm_poisson", "mfm_geometric", "mfm_vector"])
+@pytest.mark.parametrize("n", [1, 3, 5])
+def test_mfm_is_the_sum_over_labelled_allocations(name, n):
+    """Brute force: every labelled allocation of n items into K components (empty ones allowed),
+    with its Dirichlet-multinomial probability, summed by the partition it induces and over K."""
+    prior = PRIORS[name]
+    g = prior.gamma
+    states = all_partitions(n)
+    index = {k: i for i, k in enumerate(state_keys(states, assume_canonical=True).tolist())}
+    total = np.zeros(len(states))
+    k_max = {"mfm_paper": n, "mfm_vector": 4}.get(name, 12)
+    for K in range(1, k_max + 1):
+        pk = _mfm_pk(prior, K, n)
+        if pk == 0:
+            continue
+        alloc = np.indices((K,) * n).reshape(n, -1).T.astype(np.int64)
+        counts = (alloc[:, :, None] == np.arange(K)).sum(axis=1)
+        if name == "mfm_paper":  # the paper's printed formula, read as a labelled allocation
+            log_p = (math.lgamma(K) - math.log(n) - math.lgamma(n + K)
+                     + gammaln(counts + 1).sum(axis=1))  # fmt: skip
+        else:
+            log_p = (math.lgamma(K * g) - math.lgamma(K * g + n)
+                     + (gammaln(counts + g) - math.lgamma(g)).sum(axis=1) + math.log(pk))  # fmt: skip
+        keys = state_keys(canonicalize(alloc)).tolist()
+        np.add.at(total, [index[k] for k in keys], np.exp(log_p))
+    # each K contributes exactly p(K) in all: what K > k_max would add is at most P(K > k_max)
+    # per partition, and exactly P(K > k_max) in all
+    tail = 1.0 - sum(_mfm_pk(prior, K, n) for K in range(1, k_max + 1))
+    missing = np.exp(prior.logp(states)) - total
+    assert missing.min() >= -1e-13 and missing.max() <= tail + 1e-13
+    assert missing.sum() == pytest.approx(tail, abs=1e-12)
+
+
+@pytest.mark.parametrize("name, seed", [("mfm_paper", 11), ("mfm_poisson", 12), ("mfm_geometric", 13)])
+def test_mfm_matches_its_generative_definition(name, seed):
+    """Draw K ~ p(K), weights ~ Dirichlet(gamma), labels ~ Categorical(weights): the induced
+    partitions follow prior.logp (Pearson chi-square, false alarm ALPHA)."""
+    prior, n, n_draws = PRIORS[name], 4, 20_000
+    rng = np.random.default_rng(seed)
+    if prior.k_prior == "uniform":
+        K = rng.integers(1, n + 1, n_draws)
+    elif prior.k_prior == "poisson":
+        K = rng.poisson(prior.k_param, n_draws) + 1
+    else:
+        K = rng.geometric(prior.k_param, n_draws)
+    labels = np.empty((n_draws, n), dtype=np.int64)
+    for i, k in enumerate(K):
+        w = rng.dirichlet(np.full(k, prior.gamma))
+        labels[i] = rng.choice(k, size=n, p=w)
+    states = all_partitions(n)
+    index = {k: i for i, k in enumerate(state_keys(states, assume_canonical=True).tolist())}
+    counts = np.bincount([index[k] for k in state_keys(canonicalize(labels)).tolist()], minlength=len(states))
+    expected = n_draws * np.exp(prior.logp(states))
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert expected.min() >= 5
+    assert sps.chi2.sf(chi2, len(states) - 1) > ALPHA
+
+
+def test_mfm_validation_and_scale():
+    with pytest.raises(ValueError, match="k_param"):
+        pmp.MixtureOfFiniteMixtures("poisson")
+    with pytest.raises(ValueError, match="k_param"):
+        pmp.MixtureOfFiniteMixtures("uniform", k_param=2.0)
+    with pytest.raises(ValueError, match="k_param"):
+        pmp.MixtureOfFiniteMixtures("geometric", k_param=1.5)
+    with pytest.raises(ValueError, match="k_prior"):
+        pmp.MixtureOfFiniteMixtures("negbin")
+    with pytest.raises(ValueError, match="k_prior"):
+        pmp.MixtureOfFiniteMixtures([0.5, -0.1])
+    with pytest.raises(ValueError, match="gamma"):
+        pmp.MixtureOfFiniteMixtures(gamma=0.0)
+    assert pmp.MixtureOfFiniteMixtures() == pmp.MixtureOfFiniteMixtures("uniform", 1.0)
+    assert pmp.MixtureOfFiniteMixtures([1, 1]) == pmp.MixtureOfFiniteMixtures([0.5, 0.5])
+    assert "poisson" in repr(PRIORS["mfm_poisson"])
+    # a vector p(K) on 1..k_max excludes partitions with more than k_max blocks
+    assert PRIORS["mfm_vector"].logp(np.arange(5)) == -np.inf
+    # the uniform-K reading at 500 items: normalized (recursion over block sizes)
+    from pymc_partition.priors import _log_stirling_weighted
+
+    for prior in (pmp.MixtureOfFiniteMixtures(), PRIORS["mfm_poisson"]):
+        log_g, log_h = prior.tables(500)
+        assert logsumexp(log_g[1:] + _log_stirling_weighted(log_h, 500)[1:]) == pytest.approx(0, abs=1e-9)
 
 
 def test_crp_is_sequential_product():
@@ -144,7 +262,7 @@ def test_prior_equality_and_repr():
 
 
 # ----------------------------------------------------------------------------- Partition variable
-@pytest.mark.parametrize("name", ["umd", "dp_small", "py", "uniform"])
+@pytest.mark.parametrize("name", ["umd", "dp_small", "py", "uniform", "mfm_paper"])
 def test_partition_logp_equals_prior(name):
     n = 5
     prior = PRIORS[name]
@@ -177,7 +295,9 @@ def test_partition_initial_point_and_errors():
             pmp.Partition("e", n_items=3, prior=pmp.UniformPartition(), shape=(3,))
 
 
-@pytest.mark.parametrize("name, seed", [("umd", 1), ("dp_small", 2), ("py", 3), ("uniform", 4)])
+@pytest.mark.parametrize(
+    "name, seed", [("umd", 1), ("dp_small", 2), ("py", 3), ("uniform", 4), ("mfm_poisson", 5)]
+)
 def test_prior_draws_match_pmf(name, seed):
     n, n_draws = 4, 2000
     prior = PRIORS[name]

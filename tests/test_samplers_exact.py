@@ -188,6 +188,7 @@ PRIORS = {
     "dp": pmp.DirichletProcess(alpha=1.0),
     "py": pmp.PitmanYor(alpha=0.5, d=0.3),
     "uniform": pmp.UniformPartition(),
+    "mfm": pmp.MixtureOfFiniteMixtures("poisson", gamma=0.8, k_param=2.0),
 }
 
 
@@ -219,6 +220,8 @@ CASES = [
     ("sm_only", 6, "dp", "bernoulli", False),
     ("sm_only", 5, "uniform", "spike", False),
     ("sm_random_launch", 5, "py", "spike", True),
+    ("gibbs", 6, "mfm", "spike", True),
+    ("sm", 5, "mfm", "bernoulli", False),
 ]
 N_DRAWS = 8000
 

@@ -84,14 +84,20 @@ def test_uniform_cluster_count_reading():
         diff = (logp - log_sizes)[blocks == c]
         np.testing.assert_allclose(diff, diff[0], atol=1e-12)
     # the printed formula read as a prior on partitions favours few clusters
-    umd = readings.n_clusters_pmf(readings.prior_readings()[readings.PAPER_READING], 14)
+    umd = readings.n_clusters_pmf(readings.prior_readings()[readings.PRINTED_READING], 14)
     assert umd[0] > 0.5 and umd[:3].sum() > 0.95
 
 
-def test_paper_prior_is_the_first_reading():
+def test_paper_prior_is_the_mixture_of_finite_mixtures_reading():
+    import pymc_partition as pmp
+
     labels = list(readings.prior_readings())
-    assert labels[0] == readings.PAPER_READING
-    assert readings.paper_prior() == readings.prior_readings()[readings.PAPER_READING]
+    assert labels[0] == readings.PAPER_READING and readings.PRINTED_READING in labels
+    assert readings.paper_prior() == pmp.MixtureOfFiniteMixtures(k_prior="uniform", gamma=1.0)
+    assert readings.prior_readings()[readings.PRINTED_READING] == pmp.UniformMultinomialDirichlet()
+    # the text's reading: K uniform on 1..N, but the number of non-empty clusters is not uniform
+    pc = readings.n_clusters_pmf(readings.paper_prior(), 14)
+    assert pc.sum() == pytest.approx(1.0, rel=1e-12) and np.ptp(pc) > 0.01
 
 
 # ------------------------------------------------------------------------------ comparison

@@ -170,9 +170,10 @@ def closing_table(*, eb_comparison, readings, diagnostics, real_data=True) -> Ta
     ks = [c.split("=")[1] for c in p_cols]
     rows = []
     if eb_comparison is not None:
-        paper_eb = ", ".join(f"{r['parameter']} {r['paper_estimate']} ({r['paper_std_error']})" for r in eb_comparison.rows)
-        ours_eb = ", ".join(f"{r['parameter']} {r['estimate']:.3g} ({r['std_error']:.2g})" for r in eb_comparison.rows)
-        rows.append(("EB estimates (s.e.)", paper_eb, ours_eb, eb_comparison.all_agree, "all equal at the paper's printed digits"))
+        n_agree = sum(r["estimate_agrees"] and r["std_error_agrees"] for r in eb_comparison.rows)
+        rows.append(("EB estimates (s.e.)", "the table of section 4.1",
+                     f"{n_agree} of {len(eb_comparison.rows)} equal at its printed digits (table above)",
+                     eb_comparison.all_agree, "all equal at the paper's printed digits"))  # fmt: skip
     for label, r in readings.items():
         rows.append((f"MAP probability, {label}", f"{constants.MAP_PROBABILITY}", f"{r['MAP probability']:.3f}",
                      abs(r["MAP probability"] - constants.MAP_PROBABILITY) < 0.05, "within 0.05"))  # fmt: skip
@@ -189,7 +190,7 @@ def closing_table(*, eb_comparison, readings, diagnostics, real_data=True) -> Ta
         ("split-merge: max |ρ̂ − ρ| at the end", f"{lo:.0%}–{hi:.0%} for a good portion of the pairs",
          f"{sm['max |error|']:.3f} (pairs above {lo:g}: {sm[BIG_ERROR_COLUMN]:.0%})",
          sm["max |error|"] >= lo, f"max at least {lo:g}"),
-        (f"split-merge: max CV at {constants.CV_DRAW:,} draws",
+        (f"split-merge: max CV at {cv_col.split('@ draw ')[1]} draws",
          f"below {constants.CV_THRESHOLD:.0%} after about {constants.CV_DRAW:,} iterations",
          f"{sm[cv_col]:.3f}", sm[cv_col] < constants.CV_THRESHOLD, f"below {constants.CV_THRESHOLD:g}"),
         ("split-merge: Hotelling-RS p-values", "unequivocally reject convergence, for every K",

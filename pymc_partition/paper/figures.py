@@ -46,7 +46,8 @@ def figure1(exact, item_names, *, n_states=1000, k=constants.TOP_K, threshold=co
     ax1.set_xscale("log")
     ax1.set_xlabel(f"partition rank (top {n_states:,} of {exact.n_states:,})")
     ax1.set_title(f"MAP probability {probs[0]:.2f}; top {k}: {cum[k - 1]:.2f}")
-    ax1.get_legend().remove()
+    if ax1.get_legend() is not None:
+        ax1.get_legend().remove()
     ax1.grid(alpha=0.3)
 
     rho = exact.coclustering
@@ -112,7 +113,7 @@ def figure2(diags, *, alpha=constants.ALPHA, cv_threshold=constants.CV_THRESHOLD
         axes[r, 2].set_ylabel("Hotelling-RS p-value")
         for ax in axes[r]:
             ax.set_title("")  # the column titles below say it once
-            if r:  # one legend per column
+            if r and ax.get_legend() is not None:  # one legend per column
                 ax.get_legend().remove()
     for j, title in enumerate(["(a) absolute co-clustering error", "(b) CV of the RS estimates",
                                "(c) Hotelling-RS p-values"]):  # fmt: skip

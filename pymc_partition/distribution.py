@@ -13,7 +13,7 @@ import pytensor.tensor as pt
 from pymc.distributions.distribution import Discrete
 from pytensor.tensor.random.op import RandomVariable
 
-from .priors import PartitionPrior, _check_n_items
+from .priors import PartitionPrior, check_n_items as _check_n_items
 
 __all__ = ["Partition", "PartitionRV", "sample_prior_labels", "partition_logp_graph"]
 
@@ -86,6 +86,11 @@ class PartitionRV(RandomVariable):
     def rng_fn(cls, rng, log_g, log_h, size):
         if np.ndim(log_g) != 1 or np.ndim(log_h) != 1:
             raise NotImplementedError("Batched partition priors are not supported.")
+        if np.isnan(log_g).any() or np.isnan(log_h).any() or not np.isfinite(log_g[1:]).any():
+            raise ValueError(
+                "The partition prior's parameters are outside their domain (its tables are not "
+                "finite); check the priors of its random parameters."
+            )
         return sample_prior_labels(log_g, log_h, rng, size=size)
 
 
@@ -127,8 +132,10 @@ class Partition(Discrete):
         Number of items to partition (>= 1).
     prior : PartitionPrior
         Prior on partitions, e.g. :class:`~pymc_partition.UniformMultinomialDirichlet`,
-        :class:`~pymc_partition.DirichletProcess`, :class:`~pymc_partition.PitmanYor` or
-        :class:`~pymc_partition.UniformPartition`.
+        :class:`~pymc_partition.MixtureOfFiniteMixtures`, :class:`~pymc_partition.DirichletProcess`,
+        :class:`~pymc_partition.PitmanYor` or :class:`~pymc_partition.UniformPartition`. Its
+        parameters may be PyMC variables (``DirichletProcess(alpha=pm.Gamma("alpha", 2, 1))``):
+        the logp is then an exact graph of them, and NUTS can sample them.
 
     Notes
     -----
@@ -170,8 +177,10 @@ class Partition(Discrete):
                 raise ValueError(
                     f"Partition does not take `{bad}`; its length is `n_items` ({n_items})."
                 )
-        log_g, log_h = prior.tables(n_items)
-        rv = super().dist([pt.constant(log_g), pt.constant(log_h)], **kwargs)
+        log_g, log_h = prior.tables_graph(n_items)
+        if prior.is_random:  # fixed tables stay constants: model_spec reads their numbers
+            log_g, log_h = (pt.specify_shape(t, (n_items + 1,)) for t in (log_g, log_h))
+        rv = super().dist([log_g, log_h], **kwargs)
         rv.tag.partition_prior = prior
         return rv
 

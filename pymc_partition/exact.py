@@ -422,7 +422,7 @@ def _rgs(p):
     return np.array(rows, dtype=np.int64).reshape(-1, p)
 
 
-def exact_posterior(model=None, var=None, *, top_k=100, progressbar=True):
+def exact_posterior(model=None, var=None, *, top_k=100, progressbar=True, point=None):
     """Exact posterior over the partitions of a ``Partition`` variable (small ``n_items``).
 
     Parameters
@@ -439,6 +439,11 @@ def exact_posterior(model=None, var=None, *, top_k=100, progressbar=True):
     progressbar : bool
         Show progress bars for the long stages (enumeration of more than 1e7 states, the
         dynamic program for 17 items or more).
+    point : dict, optional
+        Values of the model's value variables where random hyperparameters are fixed (needed
+        when the prior or likelihood has any, e.g. ``{"alpha_log__": np.log(2.0)}`` beside the
+        rest of ``model.initial_point()``): the result is then the posterior of the partition
+        *given* those values.
 
     Returns
     -------
@@ -466,7 +471,7 @@ def exact_posterior(model=None, var=None, *, top_k=100, progressbar=True):
     >>> exact.coclustering[0, 1], exact.log_z       # doctest: +SKIP
     """
     top_k = _check_int("top_k", top_k, 1)
-    spec = partition_spec(model, var)
+    spec = partition_spec(model, var, point=point)
     if spec.n_items > MAX_DP_ITEMS:
         raise ValueError(
             f"The exact posterior is limited to n_items <= {MAX_DP_ITEMS} (the dynamic program "

@@ -135,8 +135,7 @@ def _is_partition(var):
 
 
 def _partition_n_items(partition):
-    log_g = partition.owner.inputs[2]
-    return int(log_g.data.shape[0]) - 1
+    return int(partition.owner.inputs[2].type.shape[0]) - 1
 
 
 from pymc.logprob.abstract import _logprob  # noqa: E402

@@ -20,7 +20,13 @@ from .distribution import PartitionRV
 from .families.base import ConjugateFamily
 from .likelihood import MarginalLikelihoodRV
 
-__all__ = ["PartitionSpec", "LikelihoodTerm", "partition_spec", "find_partition_vars"]
+__all__ = [
+    "PartitionSpec",
+    "LikelihoodTerm",
+    "partition_spec",
+    "find_partition_vars",
+    "RandomHyperparameterError",
+]
 
 
 @dataclass(frozen=True)
@@ -124,7 +130,50 @@ def _resolve_var(model, var):
     return var
 
 
-def partition_spec(model=None, var=None, require_likelihood=True):
+def _evaluate_at(model, graphs, point):
+    """Evaluate graphs of the model's random variables at ``point`` (value-variable values)."""
+    import pytensor
+
+    outs = model.replace_rvs_by_values(list(graphs))
+    used = set(ancestors(outs))
+    inputs = [v for v in model.value_vars if v in used]
+    missing = [v.name for v in inputs if v.name not in point]
+    if missing:
+        raise KeyError(f"`point` has no value for {missing}; start from model.initial_point().")
+    fn = pytensor.function(inputs, outs, mode="FAST_COMPILE", on_unused_input="ignore")
+    return fn(*(point[v.name] for v in inputs))
+
+
+class RandomHyperparameterError(NotImplementedError):
+    """The partition's prior or likelihood depends on other free variables of the model."""
+
+
+def _numbers(model, rv, graphs, point):
+    """Numeric values of ``graphs``: constants as they are, else evaluated at ``point``."""
+    from pytensor.graph.basic import Constant
+
+    if all(isinstance(g, Constant) for g in graphs):
+        return [np.asarray(g.data, dtype=float) for g in graphs]
+    free = sorted(
+        {a.name for a in ancestors(graphs) if a in set(model.free_RVs) and a is not rv}
+    )
+    if point is None:
+        raise RandomHyperparameterError(
+            f"The prior or likelihood of the partition {rv.name!r} depends on the random "
+            f"variable(s) {free}: its numbers depend on their current values. Pass `point=` "
+            "(a dict of the model's value variables, e.g. model.initial_point()) to evaluate "
+            "them there."
+        )
+    out = [np.asarray(v, dtype=float) for v in _evaluate_at(model, graphs, point)]
+    if any(np.isnan(v).any() for v in out):
+        raise ValueError(
+            f"At the given point the prior tables or statistics of {rv.name!r} are NaN: a random "
+            f"parameter among {free} is outside its domain."
+        )
+    return out
+
+
+def partition_spec(model=None, var=None, require_likelihood=True, point=None):
     """Gather the prior tables and likelihood terms of a ``Partition`` variable.
 
     Parameters
@@ -135,15 +184,22 @@ def partition_spec(model=None, var=None, require_likelihood=True):
         The partition variable (or its value variable); required when the model has several.
     require_likelihood : bool
         Raise if no ``MarginalLikelihood`` depends on the partition.
+    point : dict, optional
+        Values of the model's value variables (as in ``model.initial_point()``), needed when the
+        prior's parameters are random variables: the spec then holds the tables at that point.
 
     Returns
     -------
     PartitionSpec
+
+    Raises
+    ------
+    RandomHyperparameterError
+        If the prior depends on random variables and no ``point`` is given.
     """
     model = pm.modelcontext(model)
     rv = _resolve_var(model, var)
-    log_g = np.asarray(rv.owner.inputs[2].data, dtype=float)
-    log_h = np.asarray(rv.owner.inputs[3].data, dtype=float)
+    log_g, log_h = _numbers(model, rv, rv.owner.inputs[2:4], point)
     n_items = log_g.shape[0] - 1
     terms = []
     for obs in model.observed_RVs:
@@ -172,4 +228,8 @@ def partition_spec(model=None, var=None, require_likelihood=True):
             f"pmp.MarginalLikelihood('y', partition={rv.name}, family=..., observed=...)."
         )
     prior = getattr(rv.tag, "partition_prior", None)
+    if prior is not None and prior.is_random:
+        values = {k: getattr(prior, k) for k in prior.random_params}
+        numbers = _evaluate_at(model, list(values.values()), point)
+        prior = prior.with_values(**{k: float(v) for k, v in zip(values, numbers)})
     return PartitionSpec(rv.name, n_items, log_g, log_h, tuple(terms), prior)

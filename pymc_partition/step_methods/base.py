@@ -16,7 +16,7 @@ from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 
 from ..distribution import PartitionRV
-from ..model_spec import partition_spec
+from ..model_spec import RandomHyperparameterError, partition_spec
 from ..state import canonicalize
 from . import kernels
 from .compile import compile_log_marginal
@@ -97,7 +97,14 @@ class PartitionStep(BlockedStep):
                 f"{type(self).__name__} samples pmp.Partition variables, but {rv.name!r} is a "
                 f"{type(rv.owner.op).__name__ if rv.owner is not None else type(rv).__name__}."
             )
-        spec = partition_spec(model, rv)  # raises without a MarginalLikelihood
+        try:
+            spec = partition_spec(model, rv)  # raises without a MarginalLikelihood
+        except RandomHyperparameterError as err:
+            raise RandomHyperparameterError(
+                f"{type(self).__name__} does not yet update a partition whose prior or likelihood "
+                f"has random parameters ({err}). Fix them at numbers, or use "
+                "pmp.exact_posterior(model, point=...) on small problems."
+            ) from None
         self.vars = value_vars
         self.blocked = blocked
         self.rng = get_random_generator(rng)

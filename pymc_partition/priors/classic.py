@@ -1,0 +1,152 @@
+"""The classical partition priors: the paper's, Dirichlet and Pitman-Yor processes, uniform."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import gammaln, logsumexp
+
+from ._ops import is_symbolic
+from .base import PartitionPrior, check_param
+
+__all__ = [
+    "UniformMultinomialDirichlet",
+    "DirichletProcess",
+    "PitmanYor",
+    "UniformPartition",
+    "check_positive",
+]
+
+
+def check_positive(name, value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"`{name}` must be a number or a PyMC variable, got {value!r}.") from None
+    if not np.isfinite(value) or value <= 0:
+        raise ValueError(f"`{name}` must be a finite positive number, got {value}.")
+    return value
+
+
+def _log_bell(n):
+    """``log B(n)`` by Dobinski's formula, ``B(n) = e^{-1} sum_k k^n / k!`` (exact to rounding)."""
+    if n == 0:
+        return 0.0
+    k_max = int(max(10, 4 * n / max(np.log(n), 1.0) + 50))
+    k = np.arange(1, k_max + 1)
+    return float(logsumexp(n * np.log(k) - gammaln(k + 1)) - 1.0)
+
+
+class UniformMultinomialDirichlet(PartitionPrior):
+    r"""The paper's printed prior, read as a pmf on partitions (after Heard et al. 2006).
+
+    Uniform on the number of clusters and a uniform multinomial-Dirichlet on cluster totals:
+
+    .. math:: \pi(z) \propto \frac{(C-1)!\, \prod_c n_c!}{N\,(N+C-1)!}
+
+    normalized exactly over all partitions of ``N`` items. The formula is the probability of a
+    *labelled* allocation; summing it over labellings gives
+    :class:`~pymc_partition.MixtureOfFiniteMixtures` with ``K`` uniform on ``1..N``, the prior the
+    paper's text describes.
+    """
+
+    def _unnormalized_tables(self, n_items):
+        C = np.arange(n_items + 1)
+        n = np.arange(n_items + 1)
+        log_g = gammaln(np.maximum(C, 1)) - np.log(n_items) - gammaln(n_items + C)
+        log_h = gammaln(n + 1)
+        return log_g, log_h
+
+    def _log_normalizer(self, n_items, log_g, log_h):
+        # sum over partitions into C blocks of prod n_c! = N!/C! * binom(N-1, C-1): each
+        # composition of N into C positive parts carries N!/prod n_c! labelled allocations
+        C = np.arange(1, n_items + 1)
+        per_c = (
+            gammaln(n_items + 1) - gammaln(C + 1)
+            + gammaln(n_items) - gammaln(C) - gammaln(n_items - C + 1)
+        )  # fmt: skip
+        return logsumexp(log_g[1:] + per_c)
+
+
+class DirichletProcess(PartitionPrior):
+    r"""Chinese restaurant process / Dirichlet process prior with concentration ``alpha``.
+
+    .. math:: \pi(z) = \frac{\alpha^C \prod_c (n_c - 1)!}{\alpha (\alpha+1) \cdots (\alpha+N-1)}
+
+    Parameters
+    ----------
+    alpha : float or scalar PyMC variable
+        Concentration, > 0. A PyMC variable (e.g. ``pm.Gamma("alpha", 2, 1)``) makes the prior
+        hierarchical: the partition's logp is then a graph of ``alpha``.
+    """
+
+    _param_names = ("alpha",)
+    _normalized = True
+
+    def __init__(self, alpha=1.0):
+        self.alpha = check_param("alpha", alpha, check_positive)
+
+    def _formula(self, n_items, xp):
+        a = xp.asarray(self.alpha)
+        C = np.arange(n_items + 1, dtype=float)
+        log_g = xp.asarray(C) * xp.log(a) - (xp.gammaln(a + n_items) - xp.gammaln(a))
+        log_h = gammaln(np.maximum(np.arange(n_items + 1), 1))
+        return log_g, log_h
+
+    def _conditions(self, xp):
+        return [(self.alpha > 0, "alpha > 0")]
+
+
+class PitmanYor(PartitionPrior):
+    r"""Pitman-Yor (two-parameter) partition prior with discount ``d`` in [0, 1), ``alpha > -d``.
+
+    .. math:: \pi(z) = \frac{\prod_{k=1}^{C-1} (\alpha + k d)}{(\alpha+1)_{N-1}}
+              \prod_c \frac{\Gamma(n_c - d)}{\Gamma(1 - d)}
+
+    Parameters
+    ----------
+    alpha, d : float or scalar PyMC variable
+        Strength ``alpha > -d`` and discount ``0 <= d < 1``; either may be a PyMC variable.
+    """
+
+    _param_names = ("alpha", "d")
+    _normalized = True
+
+    def __init__(self, alpha=1.0, d=0.5):
+        def number(name, value):
+            try:
+                return float(value)
+            except (TypeError, ValueError):
+                raise TypeError("`alpha` and `d` must be numbers or PyMC variables.") from None
+
+        alpha = check_param("alpha", alpha, number)
+        d = check_param("d", d, number)
+        if not is_symbolic(d) and (not np.isfinite(d) or not 0 <= d < 1):
+            raise ValueError(f"`d` must lie in [0, 1), got {d}.")
+        if not is_symbolic(alpha) and not np.isfinite(alpha):
+            raise ValueError(f"`alpha` must be finite, got {alpha}.")
+        if not is_symbolic(alpha) and not is_symbolic(d) and alpha <= -d:
+            raise ValueError(f"`alpha` must be finite and greater than -d = {-d}, got {alpha}.")
+        self.alpha, self.d = alpha, d
+
+    def _formula(self, n_items, xp):
+        a, d = xp.asarray(self.alpha), xp.asarray(self.d)
+        k = xp.asarray(np.arange(1, n_items, dtype=float))
+        log_g = xp.concatenate([-np.inf, 0.0, xp.cumsum(xp.log(k * d + a))])
+        log_g = log_g - (xp.gammaln(a + n_items) - xp.gammaln(a + 1))
+        n = xp.asarray(np.maximum(np.arange(n_items + 1), 1).astype(float))
+        log_h = xp.gammaln(n - d) - xp.gammaln(1 - d)
+        return log_g, log_h
+
+    def _conditions(self, xp):
+        a, d = self.alpha, self.d
+        return [(d >= 0, "0 <= d"), (d < 1, "d < 1"), (a + d > 0, "alpha > -d")]
+
+
+class UniformPartition(PartitionPrior):
+    """Uniform prior over all ``B(N)`` partitions."""
+
+    def _unnormalized_tables(self, n_items):
+        return np.zeros(n_items + 1), np.zeros(n_items + 1)
+
+    def _log_normalizer(self, n_items, log_g, log_h):
+        return _log_bell(n_items)

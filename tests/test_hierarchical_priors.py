@@ -1,0 +1,195 @@
+"""Partition priors with random parameters: the tables as a pytensor graph of the parameters.
+
+Checked against the numeric tables at random parameter values (same formula, two backends), the
+model logp and its gradient against the closed forms, the domain checks, and prior draws of
+(parameter, partition) against the exact marginal by enumeration times quadrature.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from scipy import integrate
+from scipy import stats as sps
+
+import pymc_partition as pmp
+from pymc_partition.model_spec import RandomHyperparameterError
+from pymc_partition.state import bell_number, state_keys
+
+from test_priors import ALPHA, all_partitions
+
+# (name, factory(parameter) -> prior, parameter values to test, parameter in its domain?)
+RANDOM_PRIORS = {
+    "dp": lambda a: pmp.DirichletProcess(alpha=a),
+    "py_alpha": lambda a: pmp.PitmanYor(alpha=a, d=0.3),
+    "py_d": lambda d: pmp.PitmanYor(alpha=1.2, d=d),
+    "mfm_gamma_uniform": lambda g: pmp.MixtureOfFiniteMixtures(gamma=g),
+    "mfm_gamma_poisson": lambda g: pmp.MixtureOfFiniteMixtures("poisson", gamma=g, k_param=2.0),
+    "mfm_rate": lambda lam: pmp.MixtureOfFiniteMixtures("poisson", gamma=0.7, k_param=lam),
+    "mfm_geometric": lambda p: pmp.MixtureOfFiniteMixtures("geometric", gamma=1.3, k_param=p),
+    "mfm_vector": lambda g: pmp.MixtureOfFiniteMixtures([0.1, 0.4, 0.5], gamma=g),
+}
+VALUES = {"py_d": [0.0, 0.1, 0.55, 0.9], "mfm_geometric": [0.05, 0.3, 1.0]}
+
+
+def _values(name, rng):
+    return VALUES.get(name, list(np.round(rng.gamma(1.5, 1.0, 4) + 0.05, 6)))
+
+
+@pytest.mark.parametrize("name", list(RANDOM_PRIORS))
+@pytest.mark.parametrize("n", [1, 4, 9, 40])
+def test_tables_graph_equals_numbers(name, n):
+    theta = pt.dscalar("theta")
+    prior = RANDOM_PRIORS[name](theta)
+    assert prior.is_random and prior.random_params
+    fn = pytensor.function([theta], list(prior.tables_graph(n)))
+    for value in _values(name, np.random.default_rng(n)):
+        got_g, got_h = fn(value)
+        ref_g, ref_h = RANDOM_PRIORS[name](value).tables(n)
+        np.testing.assert_allclose(got_g, ref_g, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(got_h, ref_h, rtol=1e-12, atol=1e-12)
+
+
+def test_random_prior_refuses_numeric_tables_and_has_readable_repr():
+    with pm.Model():
+        a = pm.Gamma("alpha", 2.0, 1.0)
+        prior = pmp.DirichletProcess(alpha=a)
+    assert "alpha=<alpha>" in repr(prior)
+    with pytest.raises(TypeError, match="random parameter"):
+        prior.tables(5)
+    assert prior.with_values(alpha=2.0) == pmp.DirichletProcess(2.0)
+    assert prior != pmp.DirichletProcess(2.0) and prior == prior
+    with pytest.raises(ValueError, match="scalar"):
+        pmp.DirichletProcess(alpha=pt.dvector("a"))
+
+
+def _model(factory, n, hyper):
+    with pm.Model() as model:
+        theta = hyper()
+        pmp.Partition("z", n_items=n, prior=factory(theta))
+    return model
+
+
+@pytest.mark.parametrize(
+    "name, hyper",
+    [
+        ("dp", lambda: pm.Gamma("theta", 2.0, 1.0)),
+        ("py_d", lambda: pm.Beta("theta", 2.0, 3.0)),
+        ("mfm_gamma_poisson", lambda: pm.Gamma("theta", 2.0, 2.0)),
+        ("mfm_geometric", lambda: pm.Beta("theta", 2.0, 2.0)),
+    ],
+)
+def test_model_logp_and_gradient_are_exact(name, hyper):
+    n, factory = 5, RANDOM_PRIORS[name]
+    model = _model(factory, n, hyper)
+    theta_rv = model["theta"]
+    value_name = model.rvs_to_values[theta_rv].name
+    transform = model.rvs_to_transforms[theta_rv]
+    logp = model.compile_logp(vars=[model["z"]], jacobian=False)
+    dlogp = model.compile_dlogp(vars=[theta_rv], jacobian=False)
+    hyper_logp = model.compile_logp(vars=[theta_rv], jacobian=False)
+    states = all_partitions(n)
+
+    def forward(x):  # a float64 tensor: pytensor would make the Python float 0.25 a float32
+        return float(transform.forward(pt.as_tensor(np.float64(x)), *theta_rv.owner.inputs[2:]).eval())
+
+    for value in [0.25, 0.6]:
+        u = forward(value)
+        got = np.array([logp({"z": s, value_name: u}) for s in states])
+        np.testing.assert_allclose(got, factory(value).logp(states), rtol=1e-11, atol=1e-11)
+        # d/du of the partition's log prior, by central differences of the closed form in theta
+        s, eps = states[11], 1e-6
+        du = forward(value + eps) - forward(value - eps)
+        fd_prior = (factory(value + eps).logp(s) - factory(value - eps).logp(s)) / du
+        h = 1e-6
+        fd_hyper = (hyper_logp({"z": s, value_name: u + h}) - hyper_logp({"z": s, value_name: u - h})) / (2 * h)
+        g = float(np.squeeze(dlogp({"z": s, value_name: u})))
+        assert g == pytest.approx(fd_prior + fd_hyper, rel=1e-5, abs=1e-6)
+
+
+def test_parameters_outside_their_domain_give_minus_inf():
+    with pm.Model() as model:
+        d = pm.Uniform("d", -0.5, 1.0)
+        pmp.Partition("z", n_items=4, prior=pmp.PitmanYor(alpha=1.0, d=d))
+    logp = model.compile_logp(vars=[model["z"]], jacobian=False)
+    u_neg, u_pos = (np.log((x + 0.5) / (1.0 - x)) for x in (-0.2, 0.2))  # PyMC's interval transform
+    z = np.array([0, 1, 0, 2])
+    assert logp({"z": z, "d_interval__": u_neg}) == -np.inf
+    assert np.isfinite(logp({"z": z, "d_interval__": u_pos}))
+
+
+def test_mfm_truncation_is_checked_in_the_graph():
+    rate = pt.dscalar("rate")
+    prior = pmp.MixtureOfFiniteMixtures("poisson", gamma=1.0, k_param=rate, k_max=25)
+    log_g, _ = prior.tables_graph(6)
+    fn = pytensor.function([rate], log_g)
+    np.testing.assert_allclose(fn(1.0), prior.with_values(k_param=1.0).tables(6)[0], rtol=1e-12)
+    with pytest.raises(Exception, match="k_max"):
+        fn(30.0)  # P(K > 25) is a third of the mass: the series cannot stop at 25
+
+
+def _n_clusters_marginal(factory, hyper_pdf, n, lower, upper):
+    """P(C = c) = int P(C = c | theta) p(theta) dtheta, by enumeration and adaptive quadrature."""
+    states = all_partitions(n)
+    n_clusters = states.max(axis=1) + 1
+
+    def p_c(theta, c):
+        return np.exp(factory(theta).logp(states))[n_clusters == c].sum() * hyper_pdf(theta)
+
+    return np.array([integrate.quad(p_c, lower, upper, args=(c,), epsabs=1e-11)[0] for c in range(1, n + 1)])
+
+
+@pytest.mark.parametrize(
+    "name, hyper, pdf, lower, upper, seed",
+    [
+        ("dp", lambda: pm.Gamma("theta", 2.0, 1.0), sps.gamma(2.0).pdf, 0.0, np.inf, 1),
+        ("mfm_gamma_poisson", lambda: pm.Gamma("theta", 3.0, 3.0), sps.gamma(3.0, scale=1 / 3).pdf, 0.0, np.inf, 2),
+        ("py_d", lambda: pm.Beta("theta", 2.0, 3.0), sps.beta(2.0, 3.0).pdf, 0.0, 1.0, 3),
+    ],
+)
+def test_prior_draws_of_parameter_and_partition(name, hyper, pdf, lower, upper, seed):
+    """pm.sample_prior_predictive draws theta, then z given theta: the number of clusters follows
+    the exact marginal (Pearson chi-square, false alarm ALPHA)."""
+    n, draws = 5, 3000
+    factory = RANDOM_PRIORS[name]
+    model = _model(factory, n, hyper)
+    prior = pm.sample_prior_predictive(draws=draws, model=model, random_seed=seed)
+    z = prior.prior["z"].values.reshape(-1, n)
+    counts = np.bincount(z.max(axis=1) + 1, minlength=n + 1)[1:]
+    expected = draws * _n_clusters_marginal(factory, pdf, n, lower, upper)
+    assert expected.sum() == pytest.approx(draws, rel=1e-8)
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert sps.chi2.sf(chi2, n - 1) > ALPHA, (counts, expected)
+
+
+def test_exact_posterior_and_steps_need_the_point():
+    with pm.Model() as model:
+        a = pm.Gamma("alpha", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=4, prior=pmp.DirichletProcess(alpha=a))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0),
+                               observed=np.array([[1, 0], [1, 1], [0, 0], [0, 1]]))  # fmt: skip
+    with pytest.raises(RandomHyperparameterError, match="alpha"):
+        pmp.exact_posterior(model)
+    point = model.initial_point()
+    point["alpha_log__"] = np.log(2.5)
+    exact = pmp.exact_posterior(model, point=point, progressbar=False)
+    with pm.Model() as fixed:
+        z = pmp.Partition("z", n_items=4, prior=pmp.DirichletProcess(alpha=2.5))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0),
+                               observed=np.array([[1, 0], [1, 1], [0, 0], [0, 1]]))  # fmt: skip
+    ref = pmp.exact_posterior(fixed, progressbar=False)
+    assert exact.log_z == pytest.approx(ref.log_z, rel=1e-12)
+    assert bell_number(4) == len(state_keys(all_partitions(4)))
+
+
+def test_partition_steps_refuse_random_parameters_for_now():
+    with pm.Model():
+        a = pm.Gamma("alpha", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=4, prior=pmp.DirichletProcess(alpha=a))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0),
+                               observed=np.array([[1, 0], [1, 1], [0, 0], [0, 1]]))  # fmt: skip
+        with pytest.raises(RandomHyperparameterError, match="GibbsPartition does not yet"):
+            pmp.GibbsPartition([z])

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-from ..priors import PartitionPrior, _log_stirling_weighted
+from ..priors.base import PartitionPrior, log_stirling_weighted
 
 __all__ = [
     "UniformClusterCount",
@@ -68,4 +68,4 @@ def paper_prior():
 def n_clusters_pmf(prior, n_items):
     """Prior probability of each number of non-empty clusters, ``P(C = 1), ..., P(C = n_items)``."""
     log_g, log_h = prior.tables(n_items)
-    return np.exp(log_g[1:] + _log_stirling_weighted(log_h, n_items)[1:])
+    return np.exp(log_g[1:] + log_stirling_weighted(log_h, n_items)[1:])

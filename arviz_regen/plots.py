@@ -1,9 +1,12 @@
 """Matplotlib plots in ArviZ style (``ax=`` in, Axes out): the paper's Figures 1 and 2.
 
-- :func:`plot_hotelling_rs`: Hotelling-RS p-value along the draws, per chain and K (Fig. 2c).
-- :func:`plot_coclustering`: co-clustering heat map, items ordered by similarity (Fig. 1 right).
-- :func:`plot_coclustering_trace`: CV, se or absolute error of ρ̂_ij along the draws (Fig. 2a/b).
-- :func:`plot_top_states`: cumulative probability of the top states by rank (Fig. 1 left).
+- :func:`plot_hotelling_rs`: Hotelling-RS p-value along the draws, per chain and K (Fig. 2c;
+  ``overlay=True``: all K in one panel).
+- :func:`plot_coclustering`: co-clustering heat map, items ordered by similarity.
+- :func:`plot_coclustering_trace`: CV, se or absolute error of ρ̂_ij along the draws (Fig. 2a/b;
+  ``overlay=True``: all chains in one panel).
+- :func:`plot_top_states`: cumulative probability of the top states by rank (Fig. 1 left), from
+  chains or from given (e.g. exact) probabilities.
 
 No panel is left silently empty: a panel whose values are all undefined (e.g. regenerative
 estimates without any whole tour, ``se_method="regenerative"``) says so in its middle, and the
@@ -72,6 +75,7 @@ def plot_hotelling_rs(
     cumulative=True,
     alpha=0.05,
     p_min=None,
+    overlay=False,
     ax=None,
     figsize=None,
     **kwargs,
@@ -80,7 +84,8 @@ def plot_hotelling_rs(
 
     Each panel shows the per-chain ``p_value`` (thin lines), the one verdict for all chains
     ``p_value_all`` (thick black line, not with ``cumulative="lookahead"``) and a dashed line at
-    ``alpha``, on a log scale.
+    ``alpha``, on a log scale. With ``overlay=True`` all K share one panel (the paper's Figure
+    2c): one colour per K, one line style per chain, the verdict as a thick line of its K's colour.
 
     The trace is a picture of how the evidence builds up, not a test: its points are many
     looks at the same growing chains, and stopping at the first draw where a line dips below
@@ -141,7 +146,9 @@ def plot_hotelling_rs(
         known = ds.attrs.get("k")
         ks = [int(np.atleast_1d(known)[0]) if known is not None else None]
         select = [ds]
-    axes = _axes_grid(len(ks), ax, figsize)
+    axes = _axes_grid(1 if overlay else len(ks), ax, figsize)
+    if overlay:
+        axes = [axes[0]] * len(ks)
     draws = ds["draw"].values
     reference = {"bootstrap": "bootstrap", "chi2": "χ² limit"}.get(method, method)
     if lookahead:
@@ -151,24 +158,44 @@ def plot_hotelling_rs(
         values = np.asarray(values, dtype=float)
         return np.where(np.isfinite(values), np.clip(values, p_min, 1.0), np.nan)
 
-    for axi, kk, sub in zip(axes, ks, select):
+    styles = ["-", "--", ":", "-."]
+    finite = np.zeros(len(ks), dtype=bool)
+    for i, (axi, kk, sub) in enumerate(zip(axes, ks, select)):
         pv = sub["p_value"].transpose("chain", "draw").values
-        finite = np.isfinite(pv).any()
-        for c, line in zip(ds["chain"].values, pv):
-            axi.plot(draws, shown(line), lw=1, label=f"chain {c}")
+        finite[i] = np.isfinite(pv).any()
+        for j, (c, line) in enumerate(zip(ds["chain"].values, pv)):
+            if overlay:
+                axi.plot(draws, shown(line), lw=1, color=f"C{i}", ls=styles[j % 4], alpha=0.8)
+            else:
+                axi.plot(draws, shown(line), lw=1, label=f"chain {c}")
         if "p_value_all" in sub:
             verdict = sub["p_value_all"].values
-            finite = finite or np.isfinite(verdict).any()
-            axi.plot(draws, shown(verdict), color="k", lw=2.5, label="all chains (p_value_all)")
+            finite[i] |= np.isfinite(verdict).any()
+            color = f"C{i}" if overlay else "k"
+            axi.plot(draws, shown(verdict), color=color, lw=2.5, label=None if overlay else "all chains (p_value_all)")
+        if overlay and i:
+            continue
         if alpha is not None:
             axi.axhline(alpha, color="0.4", ls="--", lw=0.8, label=f"α = {alpha:g}")
         axi.set_yscale("log")
         axi.set_ylim(p_min, 1.0)
-        if not finite:
-            _note(axi, "no test: too few tours\n(fewer than two whole regeneration tours\nat every evaluation draw)")
-        axi.set_title("Hotelling-RS" if kk is None else f"K = {kk}")
+        axi.set_title("Hotelling-RS" if kk is None or overlay else f"K = {kk}")
         axi.set_xlabel("draw")
         axi.set_ylabel(f"p-value ({reference})")
+    no_test = "no test: too few tours\n(fewer than two whole regeneration tours\nat every evaluation draw)"
+    for axi, ok in zip(axes[:1] if overlay else axes, [finite.any()] if overlay else finite):
+        if not ok:
+            _note(axi, no_test)
+    if overlay:
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], color=f"C{i}", lw=1.5, label=f"K = {kk}") for i, kk in enumerate(ks)]
+        handles += [Line2D([], [], color="0.3", lw=1, ls=styles[j % 4], label=f"chain {c}")
+                    for j, c in enumerate(ds["chain"].values)]  # fmt: skip
+        if "p_value_all" in ds:
+            handles.append(Line2D([], [], color="0.3", lw=2.5, label="all chains (p_value_all)"))
+        axes[0].legend(handles=handles, fontsize="small", ncol=2, framealpha=0.9)
+        return np.array(axes[:1], dtype=object)
     axes[0].legend(fontsize="small", frameon=False)
     return axes
 
@@ -206,8 +233,9 @@ def _rho_matrix(data, var_names, chain, **kwargs):
 
 
 def plot_coclustering(
-    data, var_names=None, *, chain=None, order=True, ax=None, figsize=None, cmap="viridis", colorbar=True, **kwargs
-):
+    data, var_names=None, *, chain=None, order=True, labels=None, ax=None, figsize=None, cmap="viridis",
+    colorbar=True, **kwargs,
+):  # fmt: skip
     """Heat map of co-clustering probabilities, items ordered by similarity.
 
     Parameters
@@ -218,6 +246,8 @@ def plot_coclustering(
         per-chain Dataset).
     order : bool or sequence of int
         True: average-linkage leaf order; False: as stored; or an explicit order.
+    labels : sequence of str, optional
+        Item names (default: the items' coordinate, or 0, 1, ... for a matrix).
     ax, figsize, cmap, colorbar
         Matplotlib options.
     **kwargs
@@ -233,11 +263,14 @@ def plot_coclustering(
         If the matrix has undefined (NaN) entries, e.g. regenerative estimates computed with
         ``se_method="regenerative"`` from chains without whole tours.
     """
-    rho, labels = _rho_matrix(data, var_names, chain, **kwargs)
+    rho, coord = _rho_matrix(data, var_names, chain, **kwargs)
     _check_finite_matrix(rho)
     n = rho.shape[0]
+    labels = coord if labels is None else labels
     if labels is None:
         labels = np.arange(n)
+    elif len(labels) != n:
+        raise ValueError(f"`labels` has {len(labels)} names for {n} items.")
     if order is True:
         perm = similarity_order(rho)
     elif order is False:
@@ -257,8 +290,9 @@ def plot_coclustering(
 
 
 def plot_coclustering_trace(
-    data, var_names=None, *, stat="cv", reference=None, combined=False, n_points=100, ax=None, figsize=None, **kwargs
-):
+    data, var_names=None, *, stat="cv", reference=None, combined=False, overlay=False, n_points=100, ax=None,
+    figsize=None, **kwargs,
+):  # fmt: skip
     """One line per item pair: CV, se, ρ̂ or |ρ̂ − ρ| along the draws (the paper's Fig. 2a/2b).
 
     Parameters
@@ -269,6 +303,8 @@ def plot_coclustering_trace(
     reference : (n, n) array, optional
     combined : bool
         One panel for the pooled chains instead of one per chain.
+    overlay : bool
+        All chains in one panel, one colour per chain (``ax`` then needs one Axes).
     n_points : int
         Evaluation draws when computing.
 
@@ -293,20 +329,30 @@ def plot_coclustering_trace(
     else:
         values = ds[stat]
     chains = ds["chain"].values if "chain" in ds.dims else [None]
-    axes = _axes_grid(len(chains), ax, figsize)
+    overlay = overlay and len(chains) > 1
+    axes = _axes_grid(1 if overlay else len(chains), ax, figsize)
     n = ds.sizes["item_i"]
     iu, ju = np.triu_indices(n, 1)
     draws = ds["draw"].values
     suffix = " (batch means)" if _fallback(ds) else ""
-    for axi, c in zip(axes, chains):
+    finite = []
+    for i, c in enumerate(chains):
+        axi = axes[0] if overlay else axes[i]
         v = values if c is None else values.sel(chain=c)
         arr = np.asarray(v.transpose("draw", "item_i", "item_j").values)[:, iu, ju]
-        axi.plot(draws, arr, lw=0.6, color="C0", alpha=0.5)
-        if not np.isfinite(arr).any():
+        lines = axi.plot(draws, arr, lw=0.6, color=f"C{i}" if overlay else "C0", alpha=0.5)
+        if overlay and lines:
+            lines[0].set_label(f"chain {c}")
+        finite.append(bool(np.isfinite(arr).any()))
+        if overlay and i < len(chains) - 1:
+            continue
+        if not (any(finite) if overlay else finite[-1]):
             _note(axi, "no item pairs to show" if arr.shape[1] == 0 else _NO_TOURS)
         axi.set_xlabel("draw")
         axi.set_ylabel({"cv": "CV", "se": "standard error", "rho": "co-clustering", "abs_error": "absolute error"}[stat])
-        axi.set_title(("pooled chains" if c is None else f"chain {c}") + suffix)
+        axi.set_title(("all chains" if overlay else "pooled chains" if c is None else f"chain {c}") + suffix)
+    if overlay:
+        axes[0].legend(fontsize="small", frameon=False)
     return axes
 
 
@@ -320,7 +366,9 @@ def plot_top_states(data, var_names=None, *, k=10, reference=None, combined=Fals
 
     Parameters
     ----------
-    data : InferenceData (or convertible) or a :func:`top_states` Dataset
+    data : InferenceData (or convertible), a :func:`top_states` Dataset, or array_like
+        A one-dimensional array is taken as the probabilities of the states by rank (e.g. the
+        exact ``exact.top(k)[1]``) and drawn as one line.
     k : int
     reference : array_like, optional
         True probabilities of the states by rank (e.g. ``exact.top(k)[1]``).
@@ -333,6 +381,8 @@ def plot_top_states(data, var_names=None, *, k=10, reference=None, combined=Fals
     -------
     matplotlib Axes
     """
+    if isinstance(data, (np.ndarray, list, tuple)) and np.ndim(data) == 1:
+        return _plot_cumulative(np.asarray(data, dtype=float), reference, ax, figsize)
     if isinstance(data, xr.Dataset) and "probability" in data:
         ds = data
     else:
@@ -356,8 +406,26 @@ def plot_top_states(data, var_names=None, *, k=10, reference=None, combined=Fals
     if reference is not None:
         ref = np.asarray(reference, dtype=float)[: rank.size]
         ax.plot(rank[: ref.size], np.cumsum(ref), color="k", lw=1.5, label="reference")
+    _finish_top_states(ax, "cumulative visit frequency" if _fallback(ds) else "cumulative probability")
+    return ax
+
+
+def _finish_top_states(ax, ylabel):
     ax.set_xlabel("state rank (by posterior probability)")
-    ax.set_ylabel("cumulative visit frequency" if _fallback(ds) else "cumulative probability")
+    ax.set_ylabel(ylabel)
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize="small", frameon=False)
+
+
+def _plot_cumulative(probs, reference, ax, figsize):
+    """Cumulative probability of given state probabilities by rank (no sampling involved)."""
+    if probs.size == 0 or not np.all(np.isfinite(probs)) or np.any(probs < 0):
+        raise ValueError("The state probabilities must be a non-empty array of finite non-negative numbers.")
+    ax = _axes_grid(1, ax, figsize or (5, 3.5))[0]
+    rank = np.arange(1, probs.size + 1)
+    ax.plot(rank, np.cumsum(probs), color="k", lw=1.5, label="probability")
+    if reference is not None:
+        ref = np.asarray(reference, dtype=float)[: rank.size]
+        ax.plot(rank[: ref.size], np.cumsum(ref), color="0.5", ls="--", lw=1, label="reference")
+    _finish_top_states(ax, "cumulative probability")
     return ax

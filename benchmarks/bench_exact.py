@@ -51,10 +51,11 @@ import pymc_partition as pmp  # noqa: E402
 from pymc_partition.datasets import arabidopsis_path  # noqa: E402
 from pymc_partition.exact import block_log_weights, exact_posterior  # noqa: E402
 from pymc_partition.model_spec import partition_spec  # noqa: E402
+from pymc_partition.paper import constants as paper  # noqa: E402
 from pymc_partition.state import bell_number  # noqa: E402
 
-HYPER = dict(mu=0.083, sigma2=0.16, sigma2_eta=0.37, sigma2_theta=5.1, p=0.034)
-PAPER_MAP_PROB, PAPER_TOP10 = 0.43, 0.80
+HYPER = paper.EB_HYPERPARAMETERS
+PAPER_MAP_PROB, PAPER_TOP10 = paper.MAP_PROBABILITY, paper.TOP_MASS
 
 warnings.filterwarnings("ignore", category=UserWarning)
 warnings.filterwarnings("ignore", category=FutureWarning)
@@ -85,7 +86,7 @@ def make_model(values, item_index, n_items):
 
 
 def simulated(n_items, seed):
-    d = pmp.datasets.simulate_spike_slab(n_items=n_items, n_vars=43, n_replicates=4, random_seed=seed)
+    d = pmp.datasets.simulate_spike_slab(n_items=n_items, n_vars=43, n_replicates=4, **HYPER, random_seed=seed)
     return d.values, d.item_index
 
 

@@ -52,9 +52,8 @@ from pymc_partition.datasets import arabidopsis_path  # noqa: E402
 from pymc_partition.families.base import ConjugateFamily  # noqa: E402
 from pymc_partition.likelihood import marginal_loglik_graph  # noqa: E402
 from pymc_partition.model_spec import partition_spec  # noqa: E402
+from pymc_partition.paper.constants import EB_HYPERPARAMETERS as HYPER  # noqa: E402
 from pymc_partition.step_methods import GibbsPartition, SplitMerge  # noqa: E402
-
-HYPER = dict(mu=0.083, sigma2=0.16, sigma2_eta=0.37, sigma2_theta=5.1, p=0.034)
 
 warnings.filterwarnings("ignore", category=UserWarning)
 logging.getLogger("pymc").setLevel(logging.ERROR)

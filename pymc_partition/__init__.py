@@ -24,7 +24,7 @@ def _import_all():
     """The public API: what ``import pymc_partition`` imported eagerly before."""
     from . import state
     from .exact import ExactPosterior, exact_posterior
-    from .empirical_bayes import SpikeSlabFit, compare_with_paper, fit_spike_slab
+    from .empirical_bayes import SpikeSlabFit, fit_spike_slab
     from .distribution import Partition, PartitionRV
     from .families import (
         BetaBernoulli,
@@ -99,7 +99,6 @@ __all__ = [
     "datasets",
     "fit_spike_slab",
     "SpikeSlabFit",
-    "compare_with_paper",
     "canonicalize",
     "state_keys",
 ]

@@ -32,9 +32,6 @@ ARABIDOPSIS_FILENAME = "arabidopsis_messerli2007.csv"
 #: Environment variable naming the CSV (or its folder), read by :func:`arabidopsis_path`.
 ARABIDOPSIS_ENV = "PMP_ARABIDOPSIS_CSV"
 
-#: The paper's empirical-Bayes estimates (section 4.1), the defaults of :func:`simulate_spike_slab`.
-_PAPER_HYPERPARAMETERS = dict(mu=0.083, sigma2=0.16, sigma2_eta=0.37, sigma2_theta=5.1, p=0.034)
-
 _ARABIDOPSIS_HELP = f"""\
 The Arabidopsis data are not distributed with pymc_partition. They are the data set `gaelle` of
 the R package bclust (Messerli et al. 2007, "Rapid classification of phenotypic mutants of
@@ -313,11 +310,11 @@ def simulate_spike_slab(
     n_items=14,
     n_vars=43,
     n_replicates=4,
-    mu=_PAPER_HYPERPARAMETERS["mu"],
-    sigma2=_PAPER_HYPERPARAMETERS["sigma2"],
-    sigma2_eta=_PAPER_HYPERPARAMETERS["sigma2_eta"],
-    sigma2_theta=_PAPER_HYPERPARAMETERS["sigma2_theta"],
-    p=_PAPER_HYPERPARAMETERS["p"],
+    mu=0.0,
+    sigma2=0.2,
+    sigma2_eta=0.4,
+    sigma2_theta=5.0,
+    p=0.05,
     labels=None,
     n_clusters=None,
     prior=None,
@@ -336,8 +333,10 @@ def simulate_spike_slab(
     n_replicates : int or sequence of int
         Replicate rows per item (one int for all, or one per item), each >= 1.
     mu, sigma2, sigma2_eta, sigma2_theta, p : float
-        Hyperparameters; the defaults are the paper's empirical-Bayes estimates for the
-        Arabidopsis data (0.083, 0.16, 0.37, 5.1, 0.034).
+        Hyperparameters. The defaults give clusters that differ by a few large shifts (about
+        one variable in 20, slab variance 5) over small item effects and replicate noise;
+        ``pymc_partition.paper.constants.EB_HYPERPARAMETERS`` are the paper's fit to the
+        Arabidopsis data.
     labels : array_like of int (n_items,), optional
         The partition to simulate from (any integer labels; stored canonicalized).
     n_clusters : int, optional

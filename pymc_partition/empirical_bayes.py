@@ -31,30 +31,10 @@ __all__ = [
     "SpikeSlabFit",
     "fit_spike_slab",
     "spike_slab_eb_loglik",
-    "PAPER_EB_ESTIMATES",
-    "paper_table",
-    "compare_with_paper",
-    "PaperComparison",
 ]
 
 PARAM_NAMES = ("mu", "sigma2", "sigma2_eta", "sigma2_theta", "p")
 _TRANSFORMED_NAMES = ("mu", "log_sigma2", "log_sigma2_eta", "log_sigma2_theta", "logit_p")
-
-#: The paper's empirical-Bayes estimates and standard errors for the Arabidopsis data (section
-#: 4.1), as printed (strings keep the printed precision).
-PAPER_EB_ESTIMATES = {
-    "mu": ("0.083", "0.03"),
-    "sigma2": ("0.16", "0.005"),
-    "sigma2_eta": ("0.37", "0.033"),
-    "sigma2_theta": ("5.1", "2.7"),
-    "p": ("0.034", "0.02"),
-}
-
-
-def paper_table():
-    """The paper's estimates as floats: ``{name: (estimate, std_error)}``."""
-    return {k: (float(e), float(s)) for k, (e, s) in PAPER_EB_ESTIMATES.items()}
-
 
 # --------------------------------------------------------------------------------------------
 # the log-likelihood graph
@@ -418,75 +398,3 @@ def fit_spike_slab(values, item_index=None, *, start=None, gtol=1e-6, maxiter=20
         n_vars=int(values.shape[1]),
         message=str(res.message),
     )
-
-
-# --------------------------------------------------------------------------------------------
-# comparison with the paper
-# --------------------------------------------------------------------------------------------
-
-
-def _decimals(printed: str) -> int:
-    return len(printed.split(".")[1]) if "." in printed else 0
-
-
-def _round_like(value: float, printed: str) -> str:
-    return f"{value:.{_decimals(printed)}f}"
-
-
-@dataclass(frozen=True)
-class PaperComparison:
-    """Side-by-side table of a fit and the paper's estimates (section 4.1).
-
-    ``rows`` holds one dict per parameter with the paper's printed estimate and standard error,
-    the fit's values, the fit's values rounded to the paper's printed precision, and whether
-    they agree (``estimate_agrees``, ``std_error_agrees``).
-    """
-
-    rows: tuple
-
-    @property
-    def all_agree(self) -> bool:
-        return all(r["estimate_agrees"] and r["std_error_agrees"] for r in self.rows)
-
-    def __str__(self):
-        head = (
-            f"{'parameter':<14}{'paper':>16}{'this fit':>22}{'rounded':>18}  agree\n"
-        )
-        lines = [head.rstrip("\n")]
-        for r in self.rows:
-            paper = f"{r['paper_estimate']} ({r['paper_std_error']})"
-            ours = f"{r['estimate']:.4g} ({r['std_error']:.3g})"
-            rounded = f"{r['rounded_estimate']} ({r['rounded_std_error']})"
-            ok = "yes" if r["estimate_agrees"] and r["std_error_agrees"] else "NO"
-            lines.append(f"{r['parameter']:<14}{paper:>16}{ours:>22}{rounded:>18}  {ok}")
-        return "\n".join(lines)
-
-    __repr__ = __str__
-
-
-def compare_with_paper(fit: SpikeSlabFit) -> PaperComparison:
-    """Compare a fit with the paper's empirical-Bayes table, to the paper's printed digits.
-
-    Returns a :class:`PaperComparison`; ``print(compare_with_paper(fit))`` shows the table.
-    """
-    if not isinstance(fit, SpikeSlabFit):
-        raise TypeError(f"`fit` must be a SpikeSlabFit (from fit_spike_slab), got {type(fit).__name__}.")
-    rows = []
-    for k in PARAM_NAMES:
-        pe, ps = PAPER_EB_ESTIMATES[k]
-        e, s = fit.estimates[k], fit.std_errors[k]
-        re_, rs = _round_like(e, pe), _round_like(s, ps)
-        rows.append(
-            dict(
-                parameter=k,
-                paper_estimate=pe,
-                paper_std_error=ps,
-                estimate=e,
-                std_error=s,
-                rounded_estimate=re_,
-                rounded_std_error=rs,
-                estimate_agrees=float(re_) == float(pe),
-                std_error_agrees=float(rs) == float(ps),
-            )
-        )
-    return PaperComparison(tuple(rows))

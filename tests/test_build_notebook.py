@@ -1,5 +1,6 @@
-"""``notebooks/_build_notebook.py --execute`` never silently replaces the committed real-data
-notebook with a run on simulated data, and says which data it used (kernel runs are faked)."""
+"""``notebooks/_build_notebook.py`` builds the notebook from its jupytext source, never replaces
+the committed real-data notebook with a run on simulated data or with an unexecuted copy, and says
+which data it used (kernel runs are faked here; tests/test_notebook.py runs the real thing)."""
 
 import hashlib
 import importlib.util
@@ -8,7 +9,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("nbformat")
+jupytext = pytest.importorskip("jupytext")
 
+import nbformat  # noqa: E402
 from nbformat.v4 import new_output  # noqa: E402
 
 from pymc_partition import datasets  # noqa: E402
@@ -16,18 +19,25 @@ from pymc_partition.datasets import ARABIDOPSIS_ENV  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 BUILDER = REPO / "notebooks" / "_build_notebook.py"
+SOURCE = REPO / "notebooks" / "arabidopsis_convergence.py"
+
+
+def _load_builder():
+    spec = importlib.util.spec_from_file_location("_build_notebook_under_test", BUILDER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 @pytest.fixture
 def builder(monkeypatch, tmp_path):
-    spec = importlib.util.spec_from_file_location("_build_notebook_under_test", BUILDER)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load_builder()
     # the "committed" notebook is a scratch copy: the real one is never at risk here
     committed = tmp_path / "committed.ipynb"
     committed.write_text('{"committed": true}')
     monkeypatch.setattr(mod, "NOTEBOOK", committed)
     monkeypatch.setenv(ARABIDOPSIS_ENV, "")  # restored after the test (main sets it for the kernel)
+    monkeypatch.setenv("PYTHONPATH", "")  # likewise (execute() points the kernel at this checkout)
     return mod
 
 
@@ -48,6 +58,35 @@ def _fake_execute(printed):
 
 def _digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_build_reads_the_jupytext_source():
+    builder = _load_builder()
+    assert builder.SOURCE == SOURCE
+    nb = builder.build()
+    source = jupytext.read(SOURCE)
+    assert [(c.cell_type, c.source) for c in nb.cells] == [(c.cell_type, c.source) for c in source.cells]
+    assert nb.metadata["jupytext"]["formats"] == "ipynb,py:percent"  # paired in Jupyter
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+    text = SOURCE.read_text()
+    # the builder recognizes the data a run used from what the data cell prints
+    assert builder.REAL_DATA_MARKER in text and builder.SIMULATED_MARKER in text
+    assert "arabidopsis_path()" in text  # the one resolver, no hard-coded path
+    assert "BLAS" not in text and "filterwarnings" not in text  # warnings are not hidden
+
+
+def test_without_execute_never_writes_over_the_committed_notebook(builder, capsys, tmp_path):
+    before = _digest(builder.NOTEBOOK)
+    with pytest.raises(SystemExit) as info:
+        builder.main([])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "--execute" in err and "--out" in err
+    assert _digest(builder.NOTEBOOK) == before
+    other = tmp_path / "plain.ipynb"
+    assert builder.main(["--out", str(other)]) == 0
+    nb = nbformat.read(other, as_version=4)
+    assert len(nb.cells) == len(jupytext.read(SOURCE).cells)
 
 
 def test_refuses_simulated_over_committed(builder, no_data, monkeypatch, capsys):

@@ -1,7 +1,9 @@
-"""The command-line demo (the README's first command): simulated data, real data, subprocess,
-argument checking before any heavy import."""
+"""The main job, ``pymc-partition-demo`` (the README's first command; pymc_partition.paper.cli):
+simulated data, real data, subprocess, argument checking before any heavy import, no global
+matplotlib or logging state left behind."""
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -17,7 +19,8 @@ import arviz as az  # noqa: E402
 import pytest  # noqa: E402
 
 from pymc_partition.datasets import ARABIDOPSIS_ENV  # noqa: E402
-from pymc_partition.demo import main, run  # noqa: E402
+from pymc_partition.paper.cli import main  # noqa: E402
+from pymc_partition.paper.job import run  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -35,13 +38,15 @@ def _check_outputs(out, chains, draws):
         assert idata.posterior["z"].shape == (chains, draws, 14)
         assert {"partition_logp", "n_clusters"} <= set(idata.sample_stats.data_vars)
         assert (out / f"convergence_{s}.csv").is_file()
-    assert (out / "comparison.csv").is_file()
+    assert (out / "comparison.csv").is_file() and (out / "prior_readings.csv").is_file()
 
 
 def _check_printed(text):
     assert "Empirical Bayes" in text
     assert "Exact posterior over all B(14) = 190,899,322 partitions" in text
     assert "MAP probability" in text and "top-10 mass" in text
+    for reading in ("MixtureOfFiniteMixtures", "UniformMultinomialDirichlet", "UniformClusterCount", "Dirichlet process"):
+        assert reading in text  # the exact posterior under each reading of the prior
     for label in ("Gibbs", "split-merge (badly mixing)"):
         assert f"Convergence table: {label}" in text
     assert text.count("hotelling_rs[k=10]") >= 2 and "r_hat" in text
@@ -49,17 +54,25 @@ def _check_printed(text):
 
 
 def test_demo_simulated(tmp_path, capsys, monkeypatch):
+    import matplotlib.pyplot as plt
+
     monkeypatch.delenv(ARABIDOPSIS_ENV, raising=False)  # no --data, no variable: simulated data
     out = tmp_path / "output"
+    backend, level, figures = matplotlib.get_backend(), logging.getLogger("pymc").level, plt.get_fignums()
     assert main(["--draws", "1000", "--chains", "2", "--out", str(out), "--no-progress"]) == 0
+    # no global state changed: backend, PyMC's logger, pyplot's figures
+    assert (matplotlib.get_backend(), logging.getLogger("pymc").level, plt.get_fignums()) == (backend, level, figures)
     text = capsys.readouterr().out
+    assert "Sequential sampling" not in text
     assert "simulated from the paper's fitted model" in text
     _check_printed(text)
     # the EB fit is compared with the values the data were simulated from, not the paper's table
     eb_table = text.split("== Exact posterior")[0]
     assert "simulated from" in eb_table and "within 2 s.e." in eb_table
     assert "agree" not in eb_table and "paper:" not in text
+    assert "paper (section 4.2)" not in text and "Against the paper" not in text  # nothing to compare
     _check_outputs(out, chains=2, draws=1000)
+    assert not (out / "paper_comparison.csv").exists()
 
 
 def test_demo_real_data(tmp_path, capsys, arabidopsis_path):
@@ -69,9 +82,19 @@ def test_demo_real_data(tmp_path, capsys, arabidopsis_path):
     text = capsys.readouterr().out
     _check_printed(text)
     assert "agree" in text.split("== Exact posterior")[0]  # real data: the paper's table
-    assert "MAP probability 0.651" in text  # the exact posterior on the real data
+    # the exact posterior on the real data under the paper's prior (the text's MFM reading)
+    assert "MAP probability 0.434, top-10 mass 0.823" in text
     assert "ColWT, sex3" in text
+    # the headline numbers under each reading beside the paper's, and the closing comparison
+    assert "paper (section 4.2)" in text and "0.430" in text and "0.800" in text
+    closing = text.split("== Against the paper")[1]
+    for reading in ("MixtureOfFiniteMixtures", "UniformMultinomialDirichlet"):
+        assert f"MAP probability, {reading}" in closing or any(
+            line.startswith("MAP probability") and reading in line for line in closing.splitlines()
+        )
+    assert "EB estimates (s.e.)" in closing and "yes" in closing
     _check_outputs(out, chains=2, draws=1000)
+    assert (out / "paper_comparison.csv").is_file()
 
 
 def _exit_code(argv, capsys):
@@ -136,7 +159,7 @@ def test_run_checks_arguments_first(kwargs, match, tmp_path):
 _LIGHT_CHECK = """
 import json, sys, time
 t0 = time.perf_counter()
-from pymc_partition.demo import main
+from pymc_partition.paper.cli import main
 codes = []
 for argv in (["--help"], ["--chains", "-1"], ["--cores", "0"], ["--data", "/nonexistent/x.csv"]):
     try:
@@ -172,7 +195,7 @@ def test_cli_help_and_errors_are_fast_and_import_nothing_heavy(tmp_path):
 
 
 def test_demo_module_subprocess(tmp_path):
-    """``python -m pymc_partition.demo`` (what the console script runs), with progress bars."""
+    """``python -m pymc_partition.demo`` (the console script's main), with progress bars."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["MPLBACKEND"] = "Agg"

@@ -249,6 +249,51 @@ def test_plot_hotelling_rs_trace(idata):
     plt.close("all")
 
 
+def test_plot_overlays_labels_and_given_probabilities(idata):
+    """The options the paper's figures use: all K / all chains in one panel, item names, and
+    the cumulative curve of given (e.g. exact) probabilities."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import same_color
+
+    cum = arviz_regen.hotelling_rs(idata, k=[2, 5], cumulative=True, n_bootstrap=199, n_points=6)
+    fig, ax = plt.subplots()
+    out = arviz_regen.plot_hotelling_rs(cum, overlay=True, alpha=0.05, ax=ax)
+    assert len(out) == 1 and out[0] is ax
+    levels = [line for line in ax.lines if line.get_label().startswith("α")]
+    traces = [line for line in ax.lines if line not in levels]
+    assert len(levels) == 1 and len(traces) == 2 * (N_CHAIN + 1)  # per K: the chains and the verdict
+    level = levels[0]
+    for i, kk in enumerate((2, 5)):
+        lines = traces[i * (N_CHAIN + 1): (i + 1) * (N_CHAIN + 1)]
+        assert all(same_color(line.get_color(), f"C{i}") for line in lines)  # one colour per K
+        assert len({line.get_linestyle() for line in lines[:N_CHAIN]}) == N_CHAIN  # one style per chain
+        np.testing.assert_allclose(lines[-1].get_ydata(), np.clip(cum.p_value_all.sel(k=kk).values, 1 / 200, 1), equal_nan=True)
+    assert level.get_ydata()[0] == pytest.approx(0.05)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "K = 2" in labels and "chain 0" in labels
+
+    co = arviz_regen.coclustering(idata, cumulative=True, n_points=5)
+    fig, ax = plt.subplots()
+    arviz_regen.plot_coclustering_trace(co, stat="cv", overlay=True, ax=ax)
+    n_pairs = N_ITEMS * (N_ITEMS - 1) // 2
+    assert len(ax.lines) == N_CHAIN * n_pairs
+    assert [same_color(ax.lines[c * n_pairs].get_color(), f"C{c}") for c in range(N_CHAIN)] == [True] * N_CHAIN
+    np.testing.assert_allclose(ax.lines[n_pairs].get_ydata(), co.cv.sel(chain=1).values[:, 0, 1], equal_nan=True)
+
+    names = [f"item {i}" for i in range(4)]
+    ax = arviz_regen.plot_coclustering(np.eye(4), labels=names, order=False)
+    assert [t.get_text() for t in ax.get_xticklabels()] == names
+    with pytest.raises(ValueError, match="labels"):
+        arviz_regen.plot_coclustering(np.eye(4), labels=names[:3])
+
+    probs = np.array([0.5, 0.3, 0.2])
+    ax = arviz_regen.plot_top_states(probs)
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [0.5, 0.8, 1.0])
+    with pytest.raises(ValueError, match="probabilities"):
+        arviz_regen.plot_top_states(np.array([0.5, np.nan]))
+    plt.close("all")
+
+
 def test_similarity_order_groups_blocks():
     from arviz_regen.plots import similarity_order
 

@@ -24,6 +24,7 @@ def _import_all():
     """The public API: what ``import pymc_partition`` imported eagerly before."""
     from . import state
     from .exact import ExactPosterior, exact_posterior
+    from .log_likelihood import compute_log_likelihood
     from .empirical_bayes import SpikeSlabFit, fit_spike_slab
     from .distribution import Partition, PartitionRV
     from .families import (
@@ -93,6 +94,7 @@ __all__ = [
     "GibbsPartition",
     "SplitMerge",
     "exact_posterior",
+    "compute_log_likelihood",
     "ExactPosterior",
     "PartitionSpec",
     "partition_spec",

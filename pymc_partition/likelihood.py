@@ -35,6 +35,11 @@ class MarginalLikelihoodRV(RandomVariable):
         self.family = family
         super().__init__(signature=signature or "(n),(n,s)->(r,v)", **kwargs)
 
+    def _supp_shape_from_params(self, dist_params, param_shapes=None):
+        # the data's shape is fixed in the signature ("...->(rows,vars)"): no need to draw
+        rows, n_vars = self.signature.split("->")[1].strip("()").split(",")
+        return (int(rows), int(n_vars))
+
     def rng_fn(self, rng, *args, **kwargs):
         raise NotImplementedError(
             "Drawing data from a MarginalLikelihood (prior/posterior predictive) is not "

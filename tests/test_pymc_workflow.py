@@ -81,3 +81,19 @@ def test_convergence_checks_with_only_a_partition():
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)
             pm.sample(draws=150, tune=0, chains=2, cores=1, progressbar=False, random_seed=2)
+
+
+def test_two_partitions_get_one_step_each():
+    with pm.Model() as model:
+        z = pmp.Partition("z", n_items=5, prior=pmp.DirichletProcess(1.0))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0), observed=BERNOULLI_DATA)
+        z2 = pmp.Partition("z2", n_items=5, prior=pmp.UniformPartition())
+        pmp.MarginalLikelihood("y2", partition=z2, family=pmp.BetaBernoulli(2.0, 1.0), observed=BERNOULLI_DATA)
+        step = pmp.GibbsPartition([z, z2])
+        assert [type(s).__name__ for s in step.methods] == ["GibbsPartition"] * 2
+        idata = pm.sample(draws=200, tune=0, chains=2, cores=1, progressbar=False, random_seed=1,
+                          compute_convergence_checks=False)  # fmt: skip
+    assert {"z", "z2"} <= set(idata.posterior)
+    # both chains of labels move (each partition has its own step)
+    for name in ("z", "z2"):
+        assert len(np.unique(idata.posterior[name].values.reshape(-1, 5), axis=0)) > 3

@@ -212,6 +212,9 @@ def test_bad_gibbs_parameters_and_two_variables(model):
     with two:
         z2 = pmp.Partition("z2", n_items=3, prior=pmp.DirichletProcess(1.0))
         with pytest.raises(ValueError, match="exactly one"):
+            GibbsPartition([two["z"], z2], blocked=True)
+        # unblocked (the default): one step per partition, and z2 has no likelihood
+        with pytest.raises(ValueError, match="No pmp.MarginalLikelihood depends on the partition 'z2'"):
             GibbsPartition([two["z"], z2])
 
 

@@ -64,7 +64,7 @@ class PartitionStep(BlockedStep):
     """
 
     name = "partition_step"
-    default_blocked = True
+    default_blocked = False  # several partitions: PyMC builds one step per partition
     _state_class = PartitionStepState
 
     stats_dtypes_shapes = {

@@ -546,12 +546,15 @@ def load_partition(
         Unsupported input, missing posterior group, labels that are not (chain, draw, item) or not
         integers, ``logp`` of the wrong shape, ``coords`` naming an unknown dimension or label.
 
+        Also when two draws of the same state disagree on ``logp_var`` beyond a relative 1e-6:
+        the log posterior then depends on something else sampled alongside (random
+        hyperparameters), and the chain on the partition alone is not the Markov chain with a
+        fixed target that regeneration needs.
+
     Warns
     -----
     UserWarning
-        When labels are not canonical (they are canonicalized: only the partition matters) and
-        when two draws of the same state disagree on ``logp_var`` beyond a relative 1e-6 (the
-        value of the first draw is used).
+        When labels are not canonical (they are canonicalized: only the partition matters).
     """
     if isinstance(data, PartitionDraws):  # already reduced (internal reuse, e.g. the summary)
         if logp is not None or coords is not None:
@@ -618,12 +621,15 @@ def load_partition(
         dev = np.abs(flat - logp_values[inverse])
         tol = LOGP_RTOL * np.maximum(1.0, np.abs(logp_values[inverse]))
         if np.any(dev > tol):
-            warnings.warn(
-                f"sample_stats[{logp_var!r}] differs between draws of the same state (max abs "
-                f"difference {dev.max():.3g}); it should be a function of the state. The value "
-                "of each state's first draw is used.",
-                UserWarning,
-                stacklevel=3,
+            raise ValueError(
+                f"sample_stats[{logp_var!r}] differs between draws of the same partition (by up "
+                f"to {dev.max():.3g}): it is the log posterior given other quantities sampled "
+                "alongside, e.g. hyperparameters updated by NUTS in a compound step. The "
+                "Hotelling-RS diagnostic and the regenerative estimates need a chain on the "
+                "partition with a fixed target (a visit to the regeneration state must restart "
+                "the whole chain). To diagnose the partition sampler, sample again with the "
+                "hyperparameters fixed (e.g. at their posterior means); for the joint chain use "
+                "az.rhat / az.ess on the hyperparameters and on sample_stats['n_clusters']."
             )
     n_items = int(da.sizes[item_dim])
     return PartitionDraws(

@@ -132,9 +132,11 @@ def test_non_canonical_labels(good_idx):
 def test_logp_not_a_function_of_the_state(good_idx):
     logp = LOGP[good_idx] + np.random.default_rng(2).normal(0, 0.01, good_idx.shape)
     idata = az.from_dict(posterior={"z": STATES[good_idx]}, sample_stats={"partition_logp": logp})
-    with pytest.warns(UserWarning, match="differs between draws of the same state"):
-        ds = arviz_regen.hotelling_rs(idata, k=2, method="chi2", n_bootstrap=99)
-    assert np.all(np.isfinite(ds.p_value.values))
+    # e.g. hyperparameters sampled alongside: no valid regeneration, and the message says why
+    with pytest.raises(ValueError, match="differs between draws of the same partition.*fixed target"):
+        arviz_regen.hotelling_rs(idata, k=2, method="chi2", n_bootstrap=99)
+    with pytest.raises(ValueError, match="hyperparameters fixed"):
+        arviz_regen.coclustering(idata)
 
 
 def test_non_finite_logp(good_idx):

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .state import canonicalize
+from .state import all_partitions, canonicalize
 
 __all__ = ["binder_loss", "consensus_partition", "consensus", "Consensus"]
 
@@ -75,16 +75,7 @@ def binder_loss(labels, coclustering):
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _all_partitions(n):
-    """All restricted growth strings of length n, shape (B(n), n)."""
-    rows = np.zeros((1, 1), dtype=np.int64)
-    for _ in range(1, n):
-        mx = rows.max(axis=1)
-        reps = mx + 2  # each prefix extends with labels 0 … max + 1
-        base = np.repeat(rows, reps, axis=0)
-        offsets = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
-        rows = np.concatenate([base, offsets[:, None]], axis=1)
-    return rows
+_all_partitions = all_partitions  # old private name (tests import it)
 
 
 def _local_search(labels, W):

@@ -18,7 +18,7 @@ import xarray as xr
 from ._data import load_partition
 from .partition_loss import _losses, mean_loss, parse_loss
 from .regeneration import estimate, find_tours
-from .salso import SEARCH_DEFAULTS, salso_search
+from .salso import INITS, SEARCH_DEFAULTS, salso_search
 from .state import all_partitions, bell_number, canonicalize
 
 __all__ = ["point_estimate", "MAX_EXHAUSTIVE", "PSM_ROUTE_MAX_ITEMS"]
@@ -89,6 +89,7 @@ def point_estimate(
     max_zealous=SEARCH_DEFAULTS["max_zealous"],
     max_scans=SEARCH_DEFAULTS["max_scans"],
     prob_sequential=SEARCH_DEFAULTS["prob_sequential"],
+    prob_draw=SEARCH_DEFAULTS["prob_draw"],
     starts=None,
     route="auto",
     seed=None,
@@ -121,10 +122,14 @@ def point_estimate(
         "exhaustive": all partitions (up to :data:`MAX_EXHAUSTIVE` items): exact.
     max_clusters : int, optional
         Largest number of clusters of the estimate (default: no limit).
-    n_runs, max_zealous, max_scans, prob_sequential : int, int, int, float
+    n_runs, max_zealous, max_scans : int
         SALSO settings: random restarts; zealous updates per run; sweetening scans per
-        sweetening phase; probability of starting a run by sequential allocation (else by
-        random labels over as many clusters as the largest draw has).
+        sweetening phase.
+    prob_sequential, prob_draw : float
+        A run starts by sequential allocation with probability ``prob_sequential``, from a
+        posterior draw (picked by posterior weight; our addition, see
+        :func:`arviz_regen.salso.salso_search`) with probability ``prob_draw``, else from random
+        labels over as many clusters as the largest draw has.
     starts : array_like of int, shape (m, n_items), optional
         Extra runs started from these label vectors (e.g. a previous estimate).
     route : {"auto", "draws", "psm"}
@@ -161,8 +166,6 @@ def point_estimate(
     n_runs = _positive_int(n_runs, "n_runs")
     max_zealous = _positive_int(max_zealous, "max_zealous", allow_zero=True)
     max_scans = _positive_int(max_scans, "max_scans")
-    if not (0.0 <= float(prob_sequential) <= 1.0):
-        raise ValueError(f"`prob_sequential` must lie in [0, 1], got {prob_sequential!r}.")
     pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     n = pdraws.n_items
     if starts is not None:
@@ -195,6 +198,7 @@ def point_estimate(
             max_zealous=max_zealous,
             max_scans=max_scans,
             prob_sequential=prob_sequential,
+            prob_draw=prob_draw,
             starts=starts,
             seed=seed,
         )
@@ -206,7 +210,9 @@ def point_estimate(
             "max_zealous": max_zealous,
             "max_scans": max_scans,
             "prob_sequential": float(prob_sequential),
+            "prob_draw": float(prob_draw) if used_route == "draws" else 0.0,
             "n_starts": 0 if starts is None else int(starts.shape[0]),
+            "runs_by_start": ", ".join(f"{name} {int(np.sum(res.init == i))}" for i, name in enumerate(INITS)),
             "runs_at_best": int(np.sum(res.run_losses <= best + 1e-9 * (1.0 + abs(best)))),
             "total_scans": int(res.n_scans.sum()),
             "zealous_accepts": int(res.zealous_accepts.sum()),

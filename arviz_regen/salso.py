@@ -33,7 +33,10 @@ from .state import canonicalize
 __all__ = ["SalsoResult", "salso_search", "SEARCH_DEFAULTS"]
 
 #: default search settings (those of the R package salso, with a bound on the scans)
-SEARCH_DEFAULTS = {"n_runs": 16, "max_zealous": 10, "max_scans": 50, "prob_sequential": 0.5}
+SEARCH_DEFAULTS = {"n_runs": 16, "max_zealous": 10, "max_scans": 50, "prob_sequential": 0.5, "prob_draw": 0.25}
+
+#: how a run started (``SalsoResult.init``)
+INITS = ("sequential", "random", "draw", "given")
 
 #: largest confusion-matrix memory (bytes) before asking for a smaller ``max_clusters``
 MAX_CMS_BYTES = 1 << 30
@@ -237,32 +240,28 @@ def _reset(P, S, labels):
 
 
 @lazy_njit(cache=True)
-def _run(P, S, kcap, k_random, start, seed, prob_sequential, max_scans, max_zealous):
-    """One SALSO run. Returns (loss, scans, zealous attempts, zealous accepts, how started).
+def _run(P, S, kcap, k_random, init, start, seed, max_scans, max_zealous):
+    """One SALSO run from ``init``; returns (loss, scans, zealous attempts, zealous accepts, ok).
 
-    ``start[0] >= 0``: start from these labels (init 2); else sequential allocation (init 0)
-    with probability ``prob_sequential``, uniformly random labels over ``k_random`` clusters
-    (init 1) otherwise. init −1: the run needed more cluster columns than allocated (rerun it
-    with more; it follows the same path).
+    init 0: sequential allocation of the items in random order; 1: uniformly random labels over
+    ``k_random`` clusters; else: the labels ``start``. ok = 0: the run needed more cluster
+    columns than allocated (rerun it with more; with the same seed it follows the same path).
     """
     np.random.seed(seed)
     n = S.lab.shape[0]
     acc = np.empty(S.size.shape[0] + 1)
-    if start[0] >= 0:
-        _reset(P, S, start)
-        init = 2
-    elif np.random.random() < prob_sequential:
+    if init == 0:
         _clear(S)
         perm = np.random.permutation(n)
         for q in range(n):
             _allocate(P, S, perm[q], kcap, acc)
-        init = 0
-    else:
+    elif init == 1:
         _reset(P, S, np.random.randint(0, k_random, n))
-        init = 1
+    else:
+        _reset(P, S, start)
     n_scans = _sweeten(P, S, kcap, acc, max_scans)
     if S.nk[1]:
-        return 0.0, 0, 0, 0, -1
+        return 0.0, 0, 0, 0, 0
     loss = _state_loss(P, S)
     # zealous updates: one representative item per cluster, clusters in random order
     seen = np.zeros(S.size.shape[0], dtype=np.bool_)
@@ -298,23 +297,23 @@ def _run(P, S, kcap, k_random, start, seed, prob_sequential, max_scans, max_zeal
             _allocate(P, S, order[q2], kcap, acc)
         n_scans += _sweeten(P, S, kcap, acc, max_scans)
         if S.nk[1]:
-            return 0.0, 0, 0, 0, -1
+            return 0.0, 0, 0, 0, 0
         cand = _state_loss(P, S)
         if cand < loss - 1e-12 * (1.0 + abs(loss)):
             loss = cand
             accepts += 1
         else:
             _reset(P, S, saved)
-    return loss, n_scans, attempts, accepts, init
+    return loss, n_scans, attempts, accepts, 1
 
 
 class SalsoResult(NamedTuple):
     """Result of :func:`salso_search`.
 
     ``labels`` (canonical) and ``expected_loss`` of the best run; ``run_losses`` the loss of
-    each run; ``n_scans``, ``zealous_attempts``, ``zealous_accepts``, ``init`` per run (init:
-    0 sequential allocation, 1 random labels, 2 a given start); ``max_clusters`` the cap used;
-    ``route`` "draws" or "psm".
+    each run; ``n_scans``, ``zealous_attempts``, ``zealous_accepts``, ``init`` per run (an
+    index into :data:`INITS`: sequential allocation, random labels, a posterior draw, a given
+    start); ``max_clusters`` the cap used; ``route`` "draws" or "psm".
     """
 
     labels: np.ndarray
@@ -374,6 +373,7 @@ def salso_search(
     max_zealous=SEARCH_DEFAULTS["max_zealous"],
     max_scans=SEARCH_DEFAULTS["max_scans"],
     prob_sequential=SEARCH_DEFAULTS["prob_sequential"],
+    prob_draw=SEARCH_DEFAULTS["prob_draw"],
     starts=None,
     seed=None,
 ):
@@ -392,9 +392,15 @@ def salso_search(
         1{together}].
     max_clusters : int, optional
         Largest number of clusters of the estimate; default no limit.
-    n_runs, max_zealous, max_scans, prob_sequential
-        Runs (random restarts), zealous updates per run, sweetening scans per sweetening
-        phase, probability of starting a run by sequential allocation.
+    n_runs, max_zealous, max_scans
+        Runs (random restarts), zealous updates per run, sweetening scans per sweetening phase.
+    prob_sequential, prob_draw
+        How a run starts: by sequential allocation with probability ``prob_sequential``, from a
+        posterior draw (picked by weight; not on the psm route) with probability ``prob_draw``,
+        else from random labels. Draw starts are our addition to SALSO: a loss like VI with
+        a < 1 can have a cliff-edge optimum (clusters worth forming only whole, from items
+        whose pairs are not worth joining one by one) that sequential allocation cannot build
+        but a draw near a mode holds.
     starts : numpy.ndarray of int, shape (m, n), optional
         Extra runs starting from these label vectors (then sweetened and zealously updated).
     seed : int or numpy.random.Generator, optional
@@ -438,25 +444,36 @@ def salso_search(
     if n_total < 1:
         raise ValueError("`n_runs` must be positive (or give `starts`).")
     seeds = rng.integers(0, 2**31 - 1, size=n_total)
-    no_start = -np.ones(max(n, 1), dtype=np.int64)
+    no_start = np.zeros(max(n, 1), dtype=np.int64)
+    p_draw = float(prob_draw) if route == "draws" else 0.0
+    if not (0.0 <= float(prob_sequential) <= 1.0 and 0.0 <= p_draw and float(prob_sequential) + p_draw <= 1.0 + 1e-12):
+        raise ValueError(
+            f"`prob_sequential` ({prob_sequential!r}) and `prob_draw` ({prob_draw!r}) must be "
+            "probabilities summing to at most 1."
+        )
     # cluster columns grow on demand: a run that runs out is rerun (same seed, same path)
     k_alloc = min(kcap, max(2 * k_random, 8))
     S = None
     best_loss, best_labels = np.inf, None
     stats = np.zeros((n_total, 5))
     for r in range(n_total):
+        start = no_start
         if r < len(start_rows):
-            start = canonicalize(start_rows[r])
-            start = np.minimum(start, kcap - 1)  # clusters above the cap are merged into the last
+            init = 3
+            start = np.minimum(canonicalize(start_rows[r]), kcap - 1)  # clusters above the cap merged
         else:
-            start = no_start
+            u = rng.random()
+            init = 0 if u < prob_sequential else 2 if u < prob_sequential + p_draw else 1
+            if init == 2:
+                start = np.minimum(draws[rng.choice(draws.shape[0], p=P.w)], kcap - 1)
         while True:
             if S is None or S.size.shape[0] < k_alloc:
                 S = _new_state(n, n_rows, k_alloc)
-            out = _run(P, S, kcap, k_random, start, int(seeds[r]), float(prob_sequential), int(max_scans), int(max_zealous))
-            if out[4] >= 0:
+            out = _run(P, S, kcap, k_random, init, start, int(seeds[r]), int(max_scans), int(max_zealous))
+            if out[4]:
                 break
             k_alloc = min(kcap, 2 * k_alloc)
+        out = out[:4] + (init,)
         stats[r] = out
         if out[0] < best_loss:
             best_loss, best_labels = out[0], S.lab.copy()

@@ -28,6 +28,7 @@ import numpy as np
 from ._data import load_partition, select_items
 from .batch_means import LUGSAIL_R, BatchSums, batch_plan
 from .regeneration import assemble, estimate, eval_positions, regenerate
+from .state import canonicalize
 from .tours import completed_tours, regeneration_times
 
 __all__ = ["coclustering", "coclustering_sums", "pair_rs_kernel", "pair_bm_kernel", "pair_frequencies"]
@@ -149,6 +150,14 @@ def _pair_frequencies(ulabels, weights):
     return out
 
 
+def _kernel_labels(ulabels):
+    """int64 labels in 0 … n_items − 1, as the kernels need (renumbered per state if not)."""
+    ul = np.ascontiguousarray(ulabels, dtype=np.int64)
+    if ul.size and (ul.min() < 0 or ul.max() >= ul.shape[1]):
+        ul = np.ascontiguousarray(canonicalize(ul))
+    return ul
+
+
 def pair_frequencies(ulabels, weights=None):
     """Weighted co-clustering frequencies Σ_u w_u 1{i, j together in state u} / Σ_u w_u (numpy core).
 
@@ -165,7 +174,7 @@ def pair_frequencies(ulabels, weights=None):
         Symmetric, ones on the diagonal. The cost is the number of co-clustered pairs summed
         over the states (no pairs × states array).
     """
-    ul = np.ascontiguousarray(ulabels, dtype=np.int64)
+    ul = _kernel_labels(ulabels)
     w = np.ones(ul.shape[0]) if weights is None else np.asarray(weights, dtype=float)
     return _pair_frequencies(ul, np.ascontiguousarray(w / w.sum()))
 
@@ -200,7 +209,7 @@ def coclustering_sums(index, ulabels, regen, eval_draws=None):
         eval_r = np.array([n_tours_total], dtype=np.int64)
     else:
         eval_r = completed_tours(is_regen)[np.asarray(eval_draws, dtype=np.int64)]
-    ul = np.ascontiguousarray(ulabels, dtype=np.int64)
+    ul = _kernel_labels(ulabels)
     out = _pair_prefix_sums(index, tau, ul, eval_r, 0, ul.shape[1])
     return out + (eval_r,)
 
@@ -255,7 +264,7 @@ def pair_rs_kernel(ulabels, rows=None):
     <arviz_regen.regeneration.Tours.rs_sums>`); with ``rows=(i0, i1)`` only the pairs (i, j > i)
     of the item rows i0 … i1 − 1, in the same order.
     """
-    ul = np.ascontiguousarray(ulabels, dtype=np.int64)
+    ul = _kernel_labels(ulabels)
     i0, i1 = (0, ul.shape[1]) if rows is None else (int(rows[0]), int(rows[1]))
 
     def kernel(index, tau, eval_r):
@@ -276,7 +285,7 @@ def pair_bm_kernel(ulabels, r=LUGSAIL_R, rows=None):
     draws (:func:`arviz_regen.batch_means.batch_plan`), accumulated in one streaming pass;
     ``rows=(i0, i1)``: only the pairs of those item rows (see :func:`pair_rs_kernel`).
     """
-    ul = np.ascontiguousarray(ulabels, dtype=np.int64)
+    ul = _kernel_labels(ulabels)
     i0, i1 = (0, ul.shape[1]) if rows is None else (int(rows[0]), int(rows[1]))
 
     def kernel(index, positions):
@@ -417,7 +426,7 @@ def coclustering(
         "Pass `items=` (a subset of the items; blocks of items for the whole matrix), or fewer "
         "`n_points` in cumulative mode.",
     )
-    ulabels = pdraws.labels_of(cols)
+    ulabels = _kernel_labels(pdraws.labels_of(cols))  # a subset's labels renumbered below its size
     mean = np.ones(lead + (n, n))
     se = np.zeros(lead + (n, n))
     per_pair = 8 * (8 + 8 * int(np.prod(lead)) * (1 if combined else 2))

@@ -33,7 +33,7 @@ from .state import all_partitions, canonicalize
 SEARCH_MAX_ITEMS = 100
 
 #: (label vectors × pairs) entries per numpy block in :func:`binder_loss` (small problems)
-_BINDER_BLOCK = 1 << 22
+_BINDER_BLOCK = 1 << 19
 
 #: pairs above which :func:`binder_loss` uses the compiled kernel (O(co-clustered pairs) per vector)
 _BINDER_KERNEL_PAIRS = 1 << 16

@@ -429,7 +429,9 @@ def coclustering(
     ulabels = _kernel_labels(pdraws.labels_of(cols))  # a subset's labels renumbered below its size
     mean = np.ones(lead + (n, n))
     se = np.zeros(lead + (n, n))
-    per_pair = 8 * (8 + 8 * int(np.prod(lead)) * (1 if combined else 2))
+    # per pair: the kernel's running sums and, per chain and evaluation draw, the sums it returns
+    # (about five), stacked over chains (a copy) and pooled
+    per_pair = 8 * (10 + 12 * pdraws.n_chain * (1 if positions is None else len(positions)))
     for i0, i1 in row_blocks(n, max(1, PAIR_BLOCK_BYTES // per_pair)):
         mean_p, se_p, _ = estimate(
             reg.tours,

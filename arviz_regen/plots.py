@@ -207,7 +207,7 @@ def similarity_order(rho):
 def _rho_matrix(data, var_names, chain, **kwargs):
     if isinstance(data, xr.Dataset) and "rho" in data:
         da = data["rho"]
-    elif isinstance(data, (xr.DataArray, np.ndarray)):
+    elif isinstance(data, (xr.DataArray, np.ndarray)) and np.ndim(data) == 2:
         return np.asarray(data, dtype=float), None
     else:
         from .coclustering import coclustering
@@ -229,6 +229,7 @@ def plot_coclustering(
     Parameters
     ----------
     data : InferenceData (or convertible), a :func:`coclustering` Dataset, or an (n, n) matrix
+        (a 2-D array is read as the matrix; labels (chain, draw, item) as draws)
     chain : chain coordinate, optional
         One chain's estimate; default the pooled estimate (or the mean over chains of a given
         per-chain Dataset).

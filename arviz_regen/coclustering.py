@@ -5,17 +5,19 @@ to the regeneration state (the most probable visited state by default), its stan
 univariate eq. regvar, and CV_ij = se(ρ̂_ij) / max(ρ̂_ij, 1 − ρ̂_ij) (Jones et al. 2006; the
 paper's Figure 2b): the CV of the larger of the co- and anti-clustering estimates.
 
-The work is one pass over runs of identical consecutive states (a numba kernel): tour sums of
-the n(n−1)/2 pair indicators are accumulated per run, never materialized per draw, so memory
-stays O(n²) whatever the number of draws. Both kernels plug into the shared regeneration engine
+The work is one pass over the draws per block of item rows (numba kernels): the pair counts
+follow the chain (:mod:`arviz_regen.pair_counts`: by runs of identical states, or by the pairs
+that change between consecutive states, whichever is cheaper for the chain) and are read at the
+end of each tour, so memory stays O(n²) whatever the number of draws, and the blocks bound the
+working memory beyond the result. Both kernels plug into the shared regeneration engine
 (:mod:`arviz_regen.regeneration`), which finds the tours, pools chains and assembles the Dataset.
 
 When the regeneration state recurs too rarely (a flat posterior over many items: every draw a
 new partition), ``se_method="auto"`` falls back to the plain frequencies ρ̄_ij (mean over all
 draws of 1{i and j together}) with lugsail batch-means standard errors
 (:mod:`arviz_regen.batch_means`). The batch sums of the pair indicators are accumulated by a
-second streaming kernel over runs of identical states, so memory stays O(E·n²) (E evaluation
-draws) there too: never pairs × states nor pairs × draws.
+second streaming kernel on the same counts, so memory stays O(E·n²) (E evaluation draws) there
+too: never pairs × states nor pairs × draws.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 
 from ._data import load_partition, select_items
 from .batch_means import LUGSAIL_R, BatchSums, batch_plan
+from .pair_counts import add_pairs, count_until, new_work, start_counts, use_clock
 from .regeneration import assemble, estimate, eval_positions, regenerate
 from .state import canonicalize
 from .tours import completed_tours, regeneration_times
@@ -35,50 +38,12 @@ __all__ = ["coclustering", "coclustering_sums", "pair_rs_kernel", "pair_bm_kerne
 
 
 @lazy_njit(cache=True)
-def _group(labels_u, order, cstart, pos):
-    """Counting sort of the items by label: cluster l holds ``order[cstart[l]:cstart[l + 1]]``
-    (ascending); ``pos[i]`` is the place of item i in ``order``."""
-    n = labels_u.shape[0]
-    n_l = 0
-    for i in range(n):
-        if labels_u[i] + 1 > n_l:
-            n_l = labels_u[i] + 1
-    cstart[: n_l + 1] = 0
-    for i in range(n):
-        cstart[labels_u[i] + 1] += 1
-    for lab in range(n_l):
-        cstart[lab + 1] += cstart[lab]
-        pos[lab] = cstart[lab]  # pos doubles as the fill pointer of each cluster
-    for i in range(n):
-        lab = labels_u[i]
-        order[pos[lab]] = i
-        pos[lab] += 1
-    for q in range(n):
-        pos[order[q]] = q
-
-
-@lazy_njit(cache=True)
-def _add_run(acc, ulabels, u, w, i0, i1, order, cstart, pos):
-    """Add ``w`` (draws in a run of state ``u``) to every pair co-clustered in it, rows i0 … i1 − 1.
-
-    ``acc`` holds the pairs (i, j > i) of those rows in ``numpy.triu_indices`` order; with the
-    items grouped by cluster the cost is the number of co-clustered pairs, not n².
-    """
-    _group(ulabels[u], order, cstart, pos)
-    n = ulabels.shape[1]
-    p0 = 0
-    for i in range(i0, i1):
-        base = p0 - i - 1
-        for q in range(pos[i] + 1, cstart[ulabels[u, i] + 1]):
-            acc[base + order[q]] += w
-        p0 += n - i - 1
-
-
-@lazy_njit(cache=True)
 def _pair_prefix_sums(idx, tau, ulabels, eval_r, i0, i1):
     """Running sums of pair-indicator tour sums after ``eval_r[e]`` tours (sorted, 0 … R).
 
-    Pairs of the item rows i0 … i1 − 1 only (a block; the whole triangle with 0, n).
+    Pairs of the item rows i0 … i1 − 1 only (a block; the whole triangle with 0, n). The pair
+    counts are brought to the end of each tour by :func:`arviz_regen.pair_counts.count_until`;
+    a tour's sums are the differences.
     """
     n = ulabels.shape[1]
     P = (i1 - i0) * (2 * n - i0 - i1 - 1) // 2
@@ -92,10 +57,17 @@ def _pair_prefix_sums(idx, tau, ulabels, eval_r, i0, i1):
     a1 = np.zeros(P)
     a2 = np.zeros(P)
     ans = np.zeros(P)
-    s = np.zeros(P)
-    order = np.empty(n, dtype=np.int64)
-    cstart = np.empty(n + 1, dtype=np.int64)
-    pos = np.empty(n, dtype=np.int64)
+    C = np.zeros(P)
+    clock_state = np.zeros((P, 2))  # a pair's acc and last side by side: one cache line per flip
+    acc = clock_state[:, 0]
+    last = clock_state[:, 1]
+    prev = np.zeros(P)
+    work = new_work(n)
+    clock = False
+    if R >= 1:
+        clock = use_clock(idx, ulabels, tau[0], tau[R], i0, i1, work)
+        start_counts(C, acc, last, float(tau[0]))
+    cur = -1
     sn = 0.0
     snn = 0.0
     e = 0
@@ -109,22 +81,16 @@ def _pair_prefix_sums(idx, tau, ulabels, eval_r, i0, i1):
             e += 1
         if r == R:
             break
-        s[:] = 0.0
         start = tau[r]
         stop = tau[r + 1]
-        t = start
-        while t < stop:
-            u = idx[t]
-            w = 1
-            while t + w < stop and idx[t + w] == u:
-                w += 1
-            _add_run(s, ulabels, u, w, i0, i1, order, cstart, pos)
-            t += w
+        cur = count_until(clock, C, acc, last, idx, ulabels, cur, start, stop, i0, i1, work)
         nr = float(stop - start)
         for p in range(P):
-            a1[p] += s[p]
-            a2[p] += s[p] * s[p]
-            ans[p] += nr * s[p]
+            sp = C[p] - prev[p]  # draws together during tour r
+            prev[p] = C[p]
+            a1[p] += sp
+            a2[p] += sp * sp
+            ans[p] += nr * sp
         sn += nr
         snn += nr * nr
     return s1, s2, sns, sn_out, snn_out
@@ -138,7 +104,7 @@ def _pair_frequencies(ulabels, weights):
     cstart = np.empty(n + 1, dtype=np.int64)
     pos = np.empty(n, dtype=np.int64)
     for u in range(S):
-        _add_run(acc, ulabels, u, weights[u], 0, n, order, cstart, pos)
+        add_pairs(acc, ulabels[u], weights[u], 0, n, order, cstart, pos)
     out = np.empty((n, n))
     p = 0
     for i in range(n):
@@ -216,34 +182,34 @@ def coclustering_sums(index, ulabels, regen, eval_draws=None):
 
 @lazy_njit(cache=True)
 def _pair_batch_sums(idx, ulabels, ev_pos, ev_slot, n_slots, n_eval, i0, i1):
-    """Streaming batch sums of the pair indicators of one chain, over runs of identical states.
+    """Streaming batch sums of the pair indicators of one chain.
 
     Events, sorted by ``ev_pos`` (a number of draws from the start): slot s < ``n_slots`` is a
     batch boundary of batch-size slot s (the pair counts since that slot's previous boundary,
     B, are added as B² to ``sbb[s]``); slot ``n_slots + e`` records the pair counts of the first
     ``ev_pos`` draws as the total of evaluation e. Returns (Σ B per slot, i.e. the counts at
     the slot's last boundary; Σ B² per slot; totals), each with the pair axis last (pairs of
-    the item rows i0 … i1 − 1).
+    the item rows i0 … i1 − 1). Counts by :func:`arviz_regen.pair_counts.count_until`.
     """
     n = ulabels.shape[1]
     P = (i1 - i0) * (2 * n - i0 - i1 - 1) // 2
     C = np.zeros(P)
+    clock_state = np.zeros((P, 2))  # a pair's acc and last side by side: one cache line per flip
+    acc = clock_state[:, 0]
+    last = clock_state[:, 1]
     prev = np.zeros((n_slots, P))
     sbb = np.zeros((n_slots, P))
     tot = np.zeros((n_eval, P))
-    order = np.empty(n, dtype=np.int64)
-    cstart = np.empty(n + 1, dtype=np.int64)
-    pos = np.empty(n, dtype=np.int64)
+    work = new_work(n)
+    end = ev_pos[-1] if ev_pos.shape[0] else 0
+    clock = use_clock(idx, ulabels, 0, end, i0, i1, work)
+    start_counts(C, acc, last, 0.0)
+    cur = -1
     t = 0
     for ev in range(ev_pos.shape[0]):
         stop = ev_pos[ev]
-        while t < stop:
-            u = idx[t]
-            w = 1
-            while t + w < stop and idx[t + w] == u:
-                w += 1
-            _add_run(C, ulabels, u, w, i0, i1, order, cstart, pos)
-            t += w
+        cur = count_until(clock, C, acc, last, idx, ulabels, cur, t, stop, i0, i1, work)
+        t = stop
         s = ev_slot[ev]
         if s < n_slots:
             for p in range(P):
@@ -429,9 +395,9 @@ def coclustering(
     ulabels = _kernel_labels(pdraws.labels_of(cols))  # a subset's labels renumbered below its size
     mean = np.ones(lead + (n, n))
     se = np.zeros(lead + (n, n))
-    # per pair: the kernel's running sums and, per chain and evaluation draw, the sums it returns
-    # (about five), stacked over chains (a copy) and pooled
-    per_pair = 8 * (10 + 12 * pdraws.n_chain * (1 if positions is None else len(positions)))
+    # per pair: the kernel's counts and running sums and, per chain and evaluation draw, the sums
+    # it returns (about five), stacked over chains (a copy) and pooled
+    per_pair = 8 * (12 + 12 * pdraws.n_chain * (1 if positions is None else len(positions)))
     for i0, i1 in row_blocks(n, max(1, PAIR_BLOCK_BYTES // per_pair)):
         mean_p, se_p, _ = estimate(
             reg.tours,

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._numba import lazy_njit
-from .coclustering import _group
+from .pair_counts import group
 from .state import all_partitions, canonicalize
 
 #: largest number of items for which ``method="auto"`` uses the linkage-started local search
@@ -113,7 +113,7 @@ def _binder_rows(labels, rho):
     cstart = np.empty(n + 1, dtype=np.int64)
     pos = np.empty(n, dtype=np.int64)
     for r in range(m):
-        _group(labels[r], order, cstart, pos)
+        group(labels[r], order, cstart, pos)
         acc = base
         for i in range(n):
             for q in range(pos[i] + 1, cstart[labels[r, i] + 1]):

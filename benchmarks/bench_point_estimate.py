@@ -33,7 +33,8 @@ import tracemalloc
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if "--previous" not in sys.argv:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
@@ -41,6 +42,9 @@ import numpy as np  # noqa: E402
 N_ITEMS, N_CHAIN, N_DRAW, N_CLUSTERS, NOISE = 2000, 4, 1000, 4, 0.02
 BIG_ITEMS, BIG_DRAWS, SUBSET = 20_000, 1000, 2000
 GIB = 2**30
+#: the last commit before this work (issue 11, part 3): its arviz_regen is "the previous version"
+PREVIOUS_COMMIT = "9025d63"
+ROOT = Path(__file__).resolve().parents[1]
 TARGET_SECONDS, TARGET_BYTES = 30.0, 2 * GIB
 
 
@@ -106,9 +110,12 @@ def run_case(name):
     warnings.simplefilter("ignore")
     import arviz_regen
     from arviz_regen._data import load_partition
-    from arviz_regen.coclustering import pair_frequencies
-    from arviz_regen.partition_loss import mean_loss, parse_loss
-    from arviz_regen.point_estimate import state_weights
+    if name.startswith("previous_version"):  # the previous package has none of the new functions
+        pair_frequencies = mean_loss = parse_loss = state_weights = None
+    else:
+        from arviz_regen.coclustering import pair_frequencies
+        from arviz_regen.partition_loss import mean_loss, parse_loss
+        from arviz_regen.point_estimate import state_weights
 
     big = name.startswith("big")
     if big:
@@ -152,6 +159,10 @@ def run_case(name):
             lambda: arviz_regen.coclustering(small),
             lambda: arviz_regen.coclustering(z),
         ),
+        "previous_version_coclustering": (
+            lambda: arviz_regen.coclustering(small),
+            lambda: arviz_regen.coclustering(z),
+        ),
         "previous_pair_sums_sticky": (
             lambda: _previous_pair_sums(load_partition(small).labels),
             lambda: _previous_pair_sums(load_partition(z).labels),
@@ -191,7 +202,7 @@ def run_case(name):
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     _, numpy_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    record = {"seconds": seconds, "cpu": cpu, "warmup": warm_s, "rss": _rss_bytes(), "numpy_peak": numpy_peak}
+    record = {"package": str(Path(arviz_regen.__file__).parent), "seconds": seconds, "cpu": cpu, "warmup": warm_s, "rss": _rss_bytes(), "numpy_peak": numpy_peak}
     if name.startswith("point_estimate") or name.startswith("big_point"):
         record.update(
             loss=float(out.expected_loss),
@@ -217,10 +228,29 @@ def _best_of_draws(z, spec, load_partition, state_weights, mean_loss):
     return losses.min()
 
 
-def measure(name):
-    proc = subprocess.run(
-        [sys.executable, __file__, "--case", name], capture_output=True, text=True, check=False
-    )
+def extract_previous(tmp):
+    """The previous version's arviz_regen (git archive of PREVIOUS_COMMIT) in ``tmp``, or None."""
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", PREVIOUS_COMMIT, "arviz_regen"], capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return tmp
+
+
+def measure(name, previous=None):
+    cmd = [sys.executable, __file__, "--case", name]
+    env = None
+    if name.startswith("previous_version"):
+        if previous is None:
+            return {"error": f"previous version ({PREVIOUS_COMMIT}) not available: not a git checkout?"}
+        import os
+
+        cmd.append("--previous")
+        env = dict(os.environ, PYTHONPATH=previous + os.pathsep + str(ROOT / "benchmarks"))
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
@@ -246,6 +276,7 @@ def main():
         "best_of_100_draws_VI",
         "credible_ball",
         "coclustering",
+        "previous_version_coclustering",
         "previous_pair_sums_sticky",
         "coclustering_sticky",
         "consensus",
@@ -254,10 +285,14 @@ def main():
         "big_coclustering_subset",
         "big_point_estimate_VI",
     ]
+    import tempfile
+
+    tmp = tempfile.TemporaryDirectory()
+    previous = extract_previous(tmp.name)
     res = {}
     print(f"{'case':26s} {'seconds':>8s} {'CPU s':>7s} {'warm-up':>8s} {'peak RSS MB':>12s} {'numpy MB':>9s}  notes")
     for name in names:
-        r = measure(name)
+        r = measure(name, previous)
         res[name] = r
         if "error" in r:
             print(f"{name:26s} FAILED: {r['error']}")
@@ -282,6 +317,11 @@ def main():
 
     print("ratios (same run):")
     print(f"  co-clustering pair sums, previous kernel / new kernel: {ratio('previous_pair_sums', 'pair_frequencies'):6.1f}x")
+    print(f"  coclustering, previous version ({PREVIOUS_COMMIT}) / now: {ratio('previous_version_coclustering', 'coclustering'):6.1f}x")
+    if "package" in res.get("previous_version_coclustering", {}):
+        print(f"  (previous version imported from {res['previous_version_coclustering']['package']})")
+    if "rss" in res.get("previous_version_coclustering", {}) and "rss" in res.get("coclustering", {}):
+        print(f"  coclustering peak RSS, previous version / now: {res['previous_version_coclustering']['rss'] / res['coclustering']['rss']:6.2f}")
     print(
         "  sticky chain (5 items move per draw): previous pair sums / whole coclustering: "
         f"{ratio('previous_pair_sums_sticky', 'coclustering_sticky'):6.1f}x"
@@ -328,6 +368,7 @@ def main():
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", help="run one case in this process (internal)")
+    parser.add_argument("--previous", action="store_true", help="import the previous version (internal)")
     args = parser.parse_args()
     if args.case:
         run_case(args.case)

@@ -2,9 +2,9 @@
 
 Dahl, Johnson & Müller (2022), "Search Algorithms and Loss Functions for Bayesian Clustering",
 JCGS 31(4). Each run starts from a sequential allocation of the items in random order (each to
-the cluster, or a new one, that minimises the expected loss of the partial partition; with
-probability 1 − ``prob_sequential`` from uniformly random labels instead, or from a given
-start), then sweetens it (scans reassigning each item to its best cluster until a scan changes
+the cluster, or a new one, that minimises the expected loss of the partial partition), from
+uniformly random labels, from a posterior draw (our addition: see ``prob_draw``) or from a given
+start, then sweetens it (scans reassigning each item to its best cluster until a scan changes
 nothing) and tries zealous updates (destroy a cluster, reallocate its items sequentially,
 sweeten; kept only if the expected loss drops). The best of several runs is returned.
 
@@ -30,9 +30,10 @@ from ._numba import lazy_njit
 from .partition_loss import Loss, parse_loss
 from .state import canonicalize
 
-__all__ = ["SalsoResult", "salso_search", "SEARCH_DEFAULTS"]
+__all__ = ["SalsoResult", "salso_search", "SEARCH_DEFAULTS", "INITS"]
 
-#: default search settings (those of the R package salso, with a bound on the scans)
+#: default search settings: those of the R package salso, with a bound on the scans, and a
+#: quarter of the runs started from posterior draws
 SEARCH_DEFAULTS = {"n_runs": 16, "max_zealous": 10, "max_scans": 50, "prob_sequential": 0.5, "prob_draw": 0.25}
 
 #: how a run started (``SalsoResult.init``)

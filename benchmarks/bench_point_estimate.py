@@ -290,12 +290,12 @@ def main():
     tmp = tempfile.TemporaryDirectory()
     previous = extract_previous(tmp.name)
     res = {}
-    print(f"{'case':26s} {'seconds':>8s} {'CPU s':>7s} {'warm-up':>8s} {'peak RSS MB':>12s} {'numpy MB':>9s}  notes")
+    print(f"{'case':30s} {'seconds':>8s} {'CPU s':>7s} {'warm-up':>8s} {'peak RSS MB':>12s} {'numpy MB':>9s}  notes")
     for name in names:
         r = measure(name, previous)
         res[name] = r
         if "error" in r:
-            print(f"{name:26s} FAILED: {r['error']}")
+            print(f"{name:30s} FAILED: {r['error']}")
             continue
         notes = []
         for key in ("loss", "se", "n_clusters", "recovered", "runs_at_best", "radius", "bounds", "method"):
@@ -303,7 +303,7 @@ def main():
                 val = r[key]
                 notes.append(f"{key}={val:.4g}" if isinstance(val, float) else f"{key}={val}")
         print(
-            f"{name:26s} {r['seconds']:8.2f} {r['cpu']:7.2f} {r['warmup']:8.2f} {_mb(r['rss']):>12s} "
+            f"{name:30s} {r['seconds']:8.2f} {r['cpu']:7.2f} {r['warmup']:8.2f} {_mb(r['rss']):>12s} "
             f"{_mb(r['numpy_peak']):>9s}  {' '.join(notes)}"
         )
     print()
@@ -353,12 +353,12 @@ def main():
             continue
         fine = r["rss"] < TARGET_BYTES
         ok &= fine
-        print(f"  {name:26s} peak RSS {r['rss'] / GIB:5.2f} GiB < 2 GiB: {'yes' if fine else 'NO'}")
+        print(f"  {name:30s} peak RSS {r['rss'] / GIB:5.2f} GiB < 2 GiB: {'yes' if fine else 'NO'}")
     for name in ("point_estimate_VI", "point_estimate_binder"):
         r = res.get(name, {})
         fine = "seconds" in r and r["seconds"] < TARGET_SECONDS
         ok &= fine
-        print(f"  {name:26s} {r.get('seconds', float('nan')):6.1f} s < {TARGET_SECONDS:.0f} s: {'yes' if fine else 'NO'}")
+        print(f"  {name:30s} {r.get('seconds', float('nan')):6.1f} s < {TARGET_SECONDS:.0f} s: {'yes' if fine else 'NO'}")
     r = res.get("big_coclustering_subset", {})
     if "rss" in r:
         print(f"  20,000-item co-clustering (subset of {SUBSET:,}) peak RSS {r['rss'] / GIB:.2f} GiB")

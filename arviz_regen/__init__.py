@@ -9,11 +9,20 @@ namespace, next to ``az.rhat`` and ``az.ess``.
 from __future__ import annotations
 
 from .coclustering import coclustering
+from .credible_ball import credible_ball
+from .partition_loss import partition_loss
+from .point_estimate import point_estimate
 from .consensus import Consensus, binder_loss, consensus, consensus_partition
 from .estimates import rs_estimate, top_states
 from .hotelling import hotelling_rs
 from .online import StopWhenConverged, checkpoint_grid, when_converged
-from .plots import plot_coclustering, plot_coclustering_trace, plot_hotelling_rs, plot_top_states
+from .plots import (
+    plot_coclustering,
+    plot_coclustering_trace,
+    plot_hotelling_rs,
+    plot_point_estimate,
+    plot_top_states,
+)
 from .summary import regen_summary
 from .tours import rs_mean_cov, rs_mean_se
 from .batch_means import batch_means
@@ -34,11 +43,15 @@ __all__ = [
     "consensus_partition",
     "binder_loss",
     "Consensus",
+    "point_estimate",
+    "credible_ball",
+    "partition_loss",
     "regen_summary",
     "plot_hotelling_rs",
     "plot_coclustering",
     "plot_coclustering_trace",
     "plot_top_states",
+    "plot_point_estimate",
     "rs_mean_cov",
     "rs_mean_se",
     "batch_means",

@@ -17,7 +17,7 @@ import xarray as xr
 
 from .state import check_labels, is_canonical, keys_to_labels, state_keys
 
-__all__ = ["PartitionDraws", "RegenData", "load_partition", "to_regen_data", "LOGP_RTOL"]
+__all__ = ["PartitionDraws", "RegenData", "load_partition", "select_items", "to_regen_data", "LOGP_RTOL"]
 
 #: relative tolerance for two draws of the same state to disagree on ``partition_logp``
 LOGP_RTOL = 1e-6
@@ -75,6 +75,18 @@ class PartitionDraws:
         if self._labels is None:
             self._labels = keys_to_labels(self.keys, self.n_items)
         return self._labels
+
+    def labels_of(self, columns):
+        """Labels of the unique states at the item positions ``columns``, (n_states, len(columns)).
+
+        Not canonical in general (a subset of items); built from the keys without forming the
+        full label array when it has not been built yet.
+        """
+        columns = np.asarray(columns, dtype=np.int64)
+        if self._labels is not None or columns.size == self.n_items:
+            lab = self.labels
+            return lab if np.array_equal(columns, np.arange(self.n_items)) else lab[:, columns]
+        return keys_to_labels(self.keys, self.n_items, columns)
 
     def counts(self):
         """Visit counts of each state per chain, shape (n_chain, n_states)."""
@@ -477,6 +489,10 @@ def _keys_dtype(n_items):
     return probe.dtype
 
 
+#: labels turned into state keys per block (numpy input): bounds the temporary memory
+_KEY_BLOCK = 1 << 22
+
+
 def compute_keys(da, item_dim):
     """State keys (chain, draw) of a label DataArray, chunk-wise when it is dask-backed."""
     n_items = da.sizes[item_dim]
@@ -496,7 +512,18 @@ def compute_keys(da, item_dim):
 
         keys, canon = dask.compute(keys.data, canon.data)
     else:
-        keys, canon = _keys_block(np.asarray(da.values))
+        values = np.asarray(da.values)
+        lead = values.shape[:-1]
+        flat = values.reshape(-1, n_items)
+        # blocks of draws bound the temporaries (canonical checks, int64 copies) to _KEY_BLOCK labels
+        step = max(1, _KEY_BLOCK // max(1, n_items))
+        parts = [_keys_block(flat[s : s + step]) for s in range(0, flat.shape[0], step)]
+        if len(parts) == 1:
+            keys, canon = parts[0]
+        else:
+            keys = np.concatenate([p[0] for p in parts])
+            canon = np.concatenate([p[1] for p in parts])
+        keys, canon = keys.reshape(lead), canon.reshape(lead)
     return np.asarray(keys), np.asarray(canon)
 
 
@@ -644,6 +671,47 @@ def load_partition(
         logp_name=logp_var,
         item_coord=np.asarray(da[item_dim].values) if item_dim in da.coords else np.arange(n_items),
     )
+
+
+def select_items(pdraws, items, argname="items"):
+    """Item positions named by ``items``: coordinate labels, a slice of labels or a boolean mask.
+
+    ``None``: all items. Labels are those of the item dimension (positions 0 … n − 1 when it has
+    no coordinate); the order given is kept; unknown or repeated labels are errors.
+    """
+    n = pdraws.n_items
+    if items is None:
+        return np.arange(n)
+    import pandas as pd
+
+    index = pd.Index(pdraws.item_coord)
+    if isinstance(items, slice):
+        try:
+            sel = index.slice_indexer(items.start, items.stop, items.step)
+        except (KeyError, TypeError, ValueError) as err:
+            raise ValueError(f"`{argname}`: the slice {items!r} does not select item labels: {err}") from err
+        pos = np.arange(n)[sel]
+    else:
+        arr = np.asarray(items)
+        if arr.ndim == 0:
+            arr = arr[None]
+        if arr.dtype == bool:
+            if arr.shape != (n,):
+                raise ValueError(f"`{argname}`: a boolean mask must have one entry per item ({n}), got shape {arr.shape}.")
+            pos = np.flatnonzero(arr)
+        else:
+            pos = index.get_indexer(arr)
+            if np.any(pos < 0):
+                missing = arr[pos < 0][:5].tolist()
+                raise ValueError(
+                    f"`{argname}`: {missing} are not labels of the item dimension {pdraws.item_dim!r} "
+                    f"(labels: {index[:5].tolist()}{' ...' if n > 5 else ''})."
+                )
+    if pos.size == 0:
+        raise ValueError(f"`{argname}` selects no item.")
+    if np.unique(pos).size != pos.size:
+        raise ValueError(f"`{argname}` names some items more than once.")
+    return pos.astype(np.int64)
 
 
 def rank_states(pdraws, mask=None):

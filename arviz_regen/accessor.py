@@ -5,7 +5,8 @@ a plugin registers its own accessor name. Importing :mod:`arviz_regen` registers
 
 - ``xarray.DataTree`` (arviz-base's InferenceData successor, groups ``posterior`` and
   ``sample_stats``): ``dt.regen.hotelling_rs(k=[2, 5])``, ``dt.regen.coclustering()``,
-  ``dt.regen.summary()``; the log posterior comes from ``sample_stats``;
+  ``dt.regen.summary()``, ``dt.regen.point_estimate(loss="VI")``; the log posterior comes from
+  ``sample_stats``;
 - ``xarray.Dataset`` (a posterior-like Dataset): ``idata.posterior.regen.hotelling_rs(logp=lp)``,
   the log posterior from ``logp=`` or from a variable named ``logp_var`` in the Dataset;
 - ``xarray.DataArray`` (the labels themselves): ``posterior["z"].regen.coclustering()``.
@@ -31,11 +32,14 @@ _METHODS = {
     "rs_estimate": "rs_estimate",
     "top_states": "top_states",
     "consensus": "consensus",
+    "point_estimate": "point_estimate",
+    "credible_ball": "credible_ball",
     "summary": "regen_summary",
     "plot_hotelling_rs": "plot_hotelling_rs",
     "plot_coclustering": "plot_coclustering",
     "plot_coclustering_trace": "plot_coclustering_trace",
     "plot_top_states": "plot_top_states",
+    "plot_point_estimate": "plot_point_estimate",
 }
 
 

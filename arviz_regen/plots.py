@@ -7,6 +7,8 @@
   ``overlay=True``: all chains in one panel).
 - :func:`plot_top_states`: cumulative probability of the top states by rank (Fig. 1 left), from
   chains or from given (e.g. exact) probabilities.
+- :func:`plot_point_estimate`: the co-clustering matrix ordered by a point estimate, its clusters
+  outlined.
 
 No panel is left silently empty: a panel whose values are all undefined (e.g. regenerative
 estimates without any whole tour, ``se_method="regenerative"``) says so in its middle, and the
@@ -19,7 +21,19 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-__all__ = ["plot_hotelling_rs", "plot_coclustering", "plot_coclustering_trace", "plot_top_states"]
+__all__ = [
+    "plot_hotelling_rs",
+    "plot_coclustering",
+    "plot_coclustering_trace",
+    "plot_top_states",
+    "plot_point_estimate",
+]
+
+#: largest number of items whose labels are written on the axes (beyond: cluster ticks)
+MAX_ITEM_TICKS = 40
+
+#: optimal leaf ordering costs O(n³): beyond this many items the plain average-linkage order
+MAX_OPTIMAL_ORDERING = 400
 
 
 _NO_TOURS = (
@@ -212,13 +226,15 @@ def similarity_order(rho):
     np.fill_diagonal(dist, 0.0)
     y = squareform((dist + dist.T) / 2, checks=False)
     Z = linkage(y, method="average")
+    if rho.shape[0] > MAX_OPTIMAL_ORDERING:
+        return leaves_list(Z)
     return leaves_list(optimal_leaf_ordering(Z, y))
 
 
 def _rho_matrix(data, var_names, chain, **kwargs):
     if isinstance(data, xr.Dataset) and "rho" in data:
         da = data["rho"]
-    elif isinstance(data, (xr.DataArray, np.ndarray)):
+    elif isinstance(data, (xr.DataArray, np.ndarray)) and np.ndim(data) == 2:
         return np.asarray(data, dtype=float), None
     else:
         from .coclustering import coclustering
@@ -241,6 +257,7 @@ def plot_coclustering(
     Parameters
     ----------
     data : InferenceData (or convertible), a :func:`coclustering` Dataset, or an (n, n) matrix
+        (a 2-D array is read as the matrix; labels (chain, draw, item) as draws)
     chain : chain coordinate, optional
         One chain's estimate; default the pooled estimate (or the mean over chains of a given
         per-chain Dataset).
@@ -279,10 +296,10 @@ def plot_coclustering(
         perm = np.asarray(order)
     ax = _axes_grid(1, ax, figsize or (5, 4.3))[0]
     im = ax.imshow(rho[np.ix_(perm, perm)], vmin=0, vmax=1, cmap=cmap, interpolation="nearest")
-    ax.set_xticks(np.arange(n))
-    ax.set_yticks(np.arange(n))
-    ax.set_xticklabels([str(v) for v in np.asarray(labels)[perm]], rotation=90, fontsize="small")
-    ax.set_yticklabels([str(v) for v in np.asarray(labels)[perm]], fontsize="small")
+    if n <= MAX_ITEM_TICKS:
+        _item_ticks(ax, np.asarray(labels)[perm])
+    else:
+        ax.set_xlabel(f"{n} items (ordered by similarity)")
     ax.set_title("co-clustering probability")
     if colorbar:
         ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
@@ -428,4 +445,148 @@ def _plot_cumulative(probs, reference, ax, figsize):
         ref = np.asarray(reference, dtype=float)[: rank.size]
         ax.plot(rank[: ref.size], np.cumsum(ref), color="0.5", ls="--", lw=1, label="reference")
     _finish_top_states(ax, "cumulative probability")
+    return ax
+
+
+def _item_ticks(ax, labels):
+    n = len(labels)
+    ax.set_xticks(np.arange(n))
+    ax.set_yticks(np.arange(n))
+    ax.set_xticklabels([str(v) for v in labels], rotation=90, fontsize="small")
+    ax.set_yticklabels([str(v) for v in labels], fontsize="small")
+
+
+def estimate_order(labels, rho):
+    """Items grouped by cluster (largest first); within a cluster, most cohesive first.
+
+    Cohesion of item i: its mean co-clustering probability with the other items of its cluster.
+    Returns (order, cluster boundaries as positions in the order, cluster of each block).
+    """
+    labels = np.asarray(labels)
+    sizes = np.bincount(labels)
+    clusters = np.argsort(-sizes, kind="stable")
+    order, bounds = [], [0]
+    for k in clusters:
+        members = np.flatnonzero(labels == k)
+        if members.size > 1:
+            cohesion = rho[np.ix_(members, members)].sum(axis=1)
+            members = members[np.argsort(-cohesion, kind="stable")]
+        order.append(members)
+        bounds.append(bounds[-1] + members.size)
+    return np.concatenate(order), np.asarray(bounds), clusters
+
+
+def _estimate_and_rho(data, var_names, estimate, loss, coclustering, kwargs):
+    """Labels (and their Dataset, if any) of the estimate and the co-clustering matrix to show."""
+    est_ds = None
+    if estimate is None:
+        if data is None:
+            raise ValueError("`data` is needed to compute the estimate (or pass `estimate=`).")
+        from .point_estimate import point_estimate
+
+        est_ds = point_estimate(data, var_names, loss=loss, **kwargs)
+    elif isinstance(estimate, xr.Dataset):
+        if "labels" not in estimate:
+            raise ValueError("`estimate`: a Dataset must hold `labels` (the result of point_estimate).")
+        est_ds = estimate
+    elif kwargs:
+        raise TypeError(f"`{sorted(kwargs)[0]}` configures the search; with `estimate=` given there is none.")
+    labels = np.asarray(est_ds["labels"].values if est_ds is not None else estimate)
+    if coclustering is not None:
+        rho, _ = _rho_matrix(coclustering, None, None)
+    else:
+        if data is None:
+            raise ValueError("`data` is needed for the co-clustering matrix (or pass `coclustering=`).")
+        from ._data import load_partition
+        from .coclustering import pair_frequencies
+        from .point_estimate import state_weights
+
+        pdraws = load_partition(data, var_names)
+        rho = pair_frequencies(pdraws.labels, state_weights(pdraws))
+    rho = _check_finite_matrix(np.asarray(rho, dtype=float))
+    if rho.ndim != 2 or rho.shape[0] != rho.shape[1] or rho.shape[0] != labels.shape[-1]:
+        raise ValueError(
+            f"The co-clustering matrix has shape {rho.shape} but the estimate labels "
+            f"{labels.shape[-1]} items."
+        )
+    from .state import canonicalize
+
+    return canonicalize(labels), est_ds, rho
+
+
+def plot_point_estimate(
+    data=None,
+    var_names=None,
+    *,
+    estimate=None,
+    loss="VI",
+    coclustering=None,
+    ax=None,
+    figsize=None,
+    cmap="viridis",
+    colorbar=True,
+    **kwargs,
+):
+    """Co-clustering matrix with the items ordered by a point estimate, its clusters outlined.
+
+    Clusters are placed largest first along the diagonal and outlined; within a cluster the
+    items most often clustered with the rest of it come first, so weakly attached items (and
+    items the posterior is unsure about) show at the end of each block.
+
+    Parameters
+    ----------
+    data : InferenceData (or convertible), optional
+        Partition draws: for the estimate (unless given) and the co-clustering frequencies
+        (unless ``coclustering`` is given).
+    estimate : :func:`arviz_regen.point_estimate` Dataset or label vector, optional
+        Default ``point_estimate(data, var_names, loss=loss, **kwargs)``.
+    loss : "VI", "binder", ("VI", a) or ("binder", a)
+        Used when the estimate is computed here.
+    coclustering : :func:`arviz_regen.coclustering` Dataset or (n, n) matrix, optional
+        The matrix shown; default the co-clustering frequencies over the draws (chains pooled),
+        the matrix Binder's loss is scored on.
+    ax, figsize, cmap, colorbar
+        Matplotlib options.
+    **kwargs
+        Passed to :func:`arviz_regen.point_estimate` (``seed``, ``n_runs``, ...).
+
+    Returns
+    -------
+    matplotlib Axes
+        Item labels on the axes up to :data:`MAX_ITEM_TICKS` items, else a tick per cluster.
+    """
+    labels, est_ds, rho = _estimate_and_rho(data, var_names, estimate, loss, coclustering, kwargs)
+    order, bounds, clusters = estimate_order(labels, rho)
+    n = labels.size
+    ax = _axes_grid(1, ax, figsize or (5.2, 4.5))[0]
+    im = ax.imshow(rho[np.ix_(order, order)], vmin=0, vmax=1, cmap=cmap, interpolation="nearest")
+    import matplotlib.patches as mpatches
+
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        ax.add_patch(
+            mpatches.Rectangle(
+                (start - 0.5, start - 0.5), stop - start, stop - start, fill=False, edgecolor="white", lw=1.2
+            )
+        )
+    if n <= MAX_ITEM_TICKS:
+        coord = est_ds["labels"].coords[est_ds["labels"].dims[0]].values if est_ds is not None else np.arange(n)
+        _item_ticks(ax, coord[order])
+    else:
+        centres = (bounds[:-1] + bounds[1:] - 1) / 2.0
+        shown = np.diff(bounds) >= max(1, n // 40)  # clusters big enough to hold a readable tick
+        ax.set_xticks(centres[shown])
+        ax.set_xticklabels([str(int(k)) for k in clusters[shown]], fontsize="small")
+        ax.set_yticks(centres[shown])
+        ax.set_yticklabels([str(int(k)) for k in clusters[shown]], fontsize="small")
+        ax.set_xlabel(f"{n} items by cluster of the estimate (tick: cluster label)")
+    title = f"{clusters.size} cluster{'s' if clusters.size != 1 else ''}"
+    if est_ds is not None and "expected_loss" in est_ds:
+        from .partition_loss import Loss
+
+        name = Loss(est_ds.attrs.get("loss", "VI"), float(est_ds.attrs.get("loss_a", 1.0))).label
+        el, se = float(est_ds["expected_loss"]), float(est_ds.get("expected_loss_se", np.nan))
+        title = f"{name} estimate: {title}, E[loss] = {el:.3g}" + (f" ± {se:.2g}" if np.isfinite(se) else "")
+    ax.set_title(title, fontsize="medium")
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="co-clustering probability")
     return ax

@@ -26,6 +26,7 @@ __all__ = [
     "bell_number",
     "check_labels",
 ]
+# all_partitions (below) stays out of __all__, which pymc_partition.state re-exports one to one
 
 
 @lazy_njit(cache=True)
@@ -169,17 +170,26 @@ def state_keys(labels, assume_canonical=False):
     return small.view(np.dtype((np.void, small.dtype.itemsize * n))).reshape(arr.shape[:-1])
 
 
-def keys_to_labels(keys, n_items):
-    """Invert :func:`state_keys`: canonical label vectors ``(..., n_items)`` from keys."""
+def keys_to_labels(keys, n_items, columns=None):
+    """Invert :func:`state_keys`: canonical label vectors ``(..., n_items)`` from keys.
+
+    ``columns`` (item positions): only those labels, shape ``(..., len(columns))``, without
+    building the full int64 array first.
+    """
     keys = np.asarray(keys)
     bits = _bits_per_label(n_items)
     if keys.dtype == np.uint64:
         shifts = (np.arange(n_items, dtype=np.uint64) * np.uint64(bits)).astype(np.uint64)
+        if columns is not None:
+            shifts = shifts[np.asarray(columns)]
         mask = np.uint64((1 << bits) - 1)
         return ((keys[..., None] >> shifts) & mask).astype(np.int64)
     width = keys.dtype.itemsize // n_items
     dtype = {1: np.uint8, 2: np.uint16, 4: np.uint32}[width]
-    return np.ascontiguousarray(keys).view(dtype).reshape(keys.shape + (n_items,)).astype(np.int64)
+    small = np.ascontiguousarray(keys).view(dtype).reshape(keys.shape + (n_items,))
+    if columns is not None:
+        small = small[..., np.asarray(columns)]
+    return small.astype(np.int64)
 
 
 def bell_number(n):
@@ -193,3 +203,22 @@ def bell_number(n):
             new.append(new[-1] + v)
         row = new
     return row[0]
+
+
+def all_partitions(n):
+    """All partitions of ``n`` items as restricted growth strings, shape (B(n), n).
+
+    Rows are canonical label vectors in lexicographic order; ``bell_number(n)`` of them
+    (B(9) = 21,147, B(12) = 4,213,597: meant for exhaustive checks on small problems).
+    """
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"`n` must be a positive int, got {n!r}.")
+    rows = np.zeros((1, 1), dtype=np.int64)
+    for _ in range(1, n):
+        mx = rows.max(axis=1)
+        reps = mx + 2  # each prefix extends with labels 0 … max + 1
+        base = np.repeat(rows, reps, axis=0)
+        offsets = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
+        rows = np.concatenate([base, offsets[:, None]], axis=1)
+    return rows

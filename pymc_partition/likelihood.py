@@ -13,6 +13,7 @@ import pytensor.tensor as pt
 from pymc.distributions.distribution import Continuous
 from pytensor.tensor.random.op import RandomVariable
 
+from ._symbolic import is_symbolic
 from .distribution import PartitionRV
 from .families.base import ConjugateFamily, check_data
 
@@ -20,20 +21,30 @@ __all__ = ["MarginalLikelihood", "MarginalLikelihoodRV", "marginal_loglik_graph"
 
 
 class MarginalLikelihoodRV(RandomVariable):
-    """Observed data given a partition; parameters are the labels and the per-item statistics.
+    """Observed data given a partition.
 
-    The family and the data shape are properties of the Op instance (one per likelihood term).
+    Inputs: the labels, the per-item statistics (a constant, or a graph of ``pm.Data`` and of
+    hyperparameters they depend on) and the family's random hyperparameters, in the order of
+    ``param_names``. The family (a template whose random hyperparameters the logp replaces by
+    the inputs) and the data shape are properties of the Op instance (one per likelihood term).
     """
 
     name = "marginal_likelihood"
     dtype = "float64"
     _print_name = ("MarginalLikelihood", "\\operatorname{MarginalLikelihood}")
     # the family is part of the Op's identity so that rebuilt Ops (dtype changes, rewrites) keep it
-    __props__ = ("name", "signature", "dtype", "inplace", "family")
+    __props__ = ("name", "signature", "dtype", "inplace", "family", "param_names")
 
-    def __init__(self, family=None, signature=None, **kwargs):
+    def __init__(self, family=None, signature=None, param_names=(), **kwargs):
         self.family = family
+        self.param_names = tuple(param_names)
         super().__init__(signature=signature or "(n),(n,s)->(r,v)", **kwargs)
+
+    def family_at(self, params):
+        """The family with its random hyperparameters replaced by ``params`` (tensors or numbers)."""
+        if not self.param_names:
+            return self.family
+        return self.family.replace_params(dict(zip(self.param_names, params)))
 
     def _supp_shape_from_params(self, dist_params, param_shapes=None):
         # the data's shape is fixed in the signature ("...->(rows,vars)"): no need to draw
@@ -115,17 +126,54 @@ class MarginalLikelihood(Continuous):
         if kwargs.pop("size", None) is not None:
             raise ValueError("MarginalLikelihood does not take `size`; it is the data's shape.")
         n_items = _partition_n_items(partition)
-        values, item_index, n_items = check_data(observed_values, item_index, n_items)
-        stats = family.item_stats(values, item_index, n_items)
-        op = MarginalLikelihoodRV(
-            family=family, signature=f"(n),(n,s)->({values.shape[0]},{values.shape[1]})"
+        data = observed_values
+        symbolic_data = is_symbolic(data)
+        # check (and, for pm.Data, look at) the current values of the data
+        current = _current_value(data) if symbolic_data else data
+        values, item_index, n_items = check_data(current, item_index, n_items)
+        family._check_values(values)
+        random = family.random_params
+        if symbolic_data or set(random) & set(family._stats_params):
+            data_2d = _as_2d_graph(data) if symbolic_data else pt.constant(values)
+            stats = family.item_stats_graph(data_2d, item_index, n_items)
+        else:
+            stats = pt.constant(family.item_stats(values, item_index, n_items))
+        params = [getattr(family, k) for k in random]
+        letters = iter("abcdefghijklm")
+        param_sig = "".join(
+            ",(" + ",".join(next(letters) for _ in range(p.ndim)) + ")" for p in params
         )
-        rv = op(partition, pt.constant(stats), **kwargs)
+        op = MarginalLikelihoodRV(
+            family=family, param_names=random,
+            signature=f"(n),(n,s){param_sig}->({values.shape[0]},{values.shape[1]})",
+        )  # fmt: skip
+        rv = op(partition, stats, *params, **kwargs)
         rv.tag.item_index = item_index
         return rv
 
 
+def _current_value(var):
+    """Current numbers of a graph of ``pm.Data`` (shared) variables and constants."""
+    from pytensor.graph.traversal import ancestors
+
+    free = [a for a in ancestors([var]) if a.owner is None and not isinstance(a, (pt.TensorConstant,))
+            and not hasattr(a, "get_value")]  # fmt: skip
+    if free:
+        raise TypeError(
+            "`observed` must be numbers or pm.Data (or a graph of them); it depends on "
+            f"{[a.name or a for a in free]}."
+        )
+    return var.eval()
+
+
+def _as_2d_graph(x):
+    x = pt.as_tensor_variable(x).astype("float64")
+    return x[:, None] if x.ndim == 1 else x
+
+
 def _observed_2d(x):
+    if is_symbolic(x):
+        return _as_2d_graph(x)
     x = x.to_numpy() if hasattr(x, "to_numpy") else x
     try:
         arr = np.asarray(x, dtype=float)
@@ -147,5 +195,13 @@ from pymc.logprob.abstract import _logprob  # noqa: E402
 
 
 @_logprob.register(MarginalLikelihoodRV)
-def _marginal_likelihood_logp(op, values, rng, size, z, item_stats, **kwargs):
-    return marginal_loglik_graph(z, item_stats, op.family)
+def _marginal_likelihood_logp(op, values, rng, size, z, item_stats, *params, **kwargs):
+    family = op.family_at(params)
+    logp = marginal_loglik_graph(z, item_stats, family)
+    conditions = family.conditions()
+    if conditions:
+        from pymc.distributions.dist_math import check_parameters
+
+        conds, msgs = zip(*conditions)
+        logp = check_parameters(logp, *conds, msg=", ".join(msgs))
+    return logp

@@ -149,26 +149,26 @@ class RandomHyperparameterError(NotImplementedError):
 
 
 def _numbers(model, rv, graphs, point):
-    """Numeric values of ``graphs``: constants as they are, else evaluated at ``point``."""
+    """Numeric values of ``graphs``: constants as they are; graphs of ``pm.Data`` at their current
+    values; graphs of the model's random variables at ``point``."""
     from pytensor.graph.basic import Constant
 
     if all(isinstance(g, Constant) for g in graphs):
         return [np.asarray(g.data, dtype=float) for g in graphs]
-    free = sorted(
-        {a.name for a in ancestors(graphs) if a in set(model.free_RVs) and a is not rv}
-    )
-    if point is None:
+    free = sorted({a.name for a in ancestors(graphs) if a in set(model.free_RVs) and a is not rv})
+    if free and point is None:
         raise RandomHyperparameterError(
             f"The prior or likelihood of the partition {rv.name!r} depends on the random "
             f"variable(s) {free}: its numbers depend on their current values. Pass `point=` "
             "(a dict of the model's value variables, e.g. model.initial_point()) to evaluate "
             "them there."
         )
-    out = [np.asarray(v, dtype=float) for v in _evaluate_at(model, graphs, point)]
+    out = [np.asarray(v, dtype=float) for v in _evaluate_at(model, graphs, point or {})]
     if any(np.isnan(v).any() for v in out):
         raise ValueError(
-            f"At the given point the prior tables or statistics of {rv.name!r} are NaN: a random "
-            f"parameter among {free} is outside its domain."
+            f"The prior tables or likelihood statistics of {rv.name!r} are NaN"
+            + (f" at the given point: is a parameter among {free} outside its domain?" if free else ":")
+            + " Check the data given through pm.Data (pm.set_data) for NaN or infinite values."
         )
     return out
 
@@ -205,8 +205,16 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
     for obs in model.observed_RVs:
         op = obs.owner.op
         if isinstance(op, MarginalLikelihoodRV) and obs.owner.inputs[2] is rv:
-            stats = np.asarray(obs.owner.inputs[3].data, dtype=float)
-            terms.append(LikelihoodTerm(obs.name, op.family, stats))
+            stats, *params = _numbers(model, rv, obs.owner.inputs[3:], point)
+            if not np.all(np.isfinite(stats)):
+                raise ValueError(
+                    f"The statistics of {obs.name!r} are not finite: check the data given "
+                    "through pm.Data (pm.set_data) for NaN or infinite values."
+                )
+            family = op.family
+            if op.param_names:
+                family = family.with_values(**dict(zip(op.param_names, params)))
+            terms.append(LikelihoodTerm(obs.name, family, np.ascontiguousarray(stats)))
     # other terms may sit in the model, but none may depend on the partition: the samplers
     # and the exact posterior score partitions from the prior tables and the terms alone
     others = [

@@ -16,6 +16,7 @@ import pytensor
 import pytensor.tensor as pt
 
 from .._pytensor_modes import numba_mode
+from .._symbolic import is_symbolic
 
 __all__ = [
     "ConjugateFamily",
@@ -27,11 +28,24 @@ __all__ = [
     "check_param_length",
     "check_same_length",
     "group_sums",
+    "group_sums_graph",
 ]
 
 
+def _symbolic_param(name, value):
+    """A PyMC variable given as a hyperparameter: scalar or vector, float64; its domain is
+    checked when the model is evaluated (the logp is -inf outside it)."""
+    if value.ndim > 2:
+        raise ValueError(f"`{name}` must be a scalar, a vector or a matrix, got a {value.ndim}-d variable.")
+    if value.dtype.startswith(("complex", "bool")):
+        raise TypeError(f"`{name}` must be real, got a variable of dtype {value.dtype}.")
+    return value if value.dtype == "float64" else value.astype("float64")
+
+
 def check_positive(name, value):
-    """Validate a finite, strictly positive hyperparameter (scalar or array)."""
+    """Validate a finite, strictly positive hyperparameter (scalar or array, or a PyMC variable)."""
+    if is_symbolic(value):
+        return _symbolic_param(name, value)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -42,7 +56,9 @@ def check_positive(name, value):
 
 
 def check_probability(name, value):
-    """Validate a probability strictly inside (0, 1)."""
+    """Validate a probability strictly inside (0, 1) (or a PyMC variable)."""
+    if is_symbolic(value):
+        return _symbolic_param(name, value)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -53,6 +69,8 @@ def check_probability(name, value):
 
 
 def check_finite(name, value):
+    if is_symbolic(value):
+        return _symbolic_param(name, value)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -141,28 +159,38 @@ def check_data(values, item_index=None, n_items=None):
 def scalar_or_vector_param(name, value, check, what="variable"):
     """Validate (with ``check``) a hyperparameter given as a scalar or one value per ``what``."""
     value = check(name, value)
-    arr = np.asarray(value)
+    arr = value if is_symbolic(value) else np.asarray(value)
     if arr.ndim > 1:
         raise ValueError(
             f"`{name}` must be a scalar or a 1-d array (one value per {what}), got shape "
             f"{arr.shape}."
         )
-    if arr.ndim == 1 and arr.size == 0:
+    if arr.ndim == 1 and _length(arr) == 0:
         raise ValueError(f"`{name}` is an empty array.")
     return value
 
 
+def _length(value):
+    """Length of a 1-d hyperparameter, ``None`` when a variable's length is not known statically."""
+    if is_symbolic(value):
+        return value.type.shape[0]
+    return np.shape(value)[0]
+
+
 def check_param_length(name, value, n_vars):
-    arr = np.asarray(value)
-    if arr.ndim == 1 and arr.shape[0] != n_vars:
-        raise ValueError(
-            f"`{name}` has {arr.shape[0]} values but `observed` has {n_vars} variable(s)."
-        )
+    ndim = value.ndim if is_symbolic(value) else np.ndim(value)
+    if ndim == 1:
+        length = _length(value)
+        if length is not None and length != n_vars:
+            raise ValueError(f"`{name}` has {length} values but `observed` has {n_vars} variable(s).")
 
 
 def check_same_length(**params):
     """Per-variable hyperparameters given as vectors must have one common length."""
-    lengths = {k: np.shape(v)[0] for k, v in params.items() if np.ndim(v) == 1}
+    lengths = {
+        k: _length(v) for k, v in params.items()
+        if (v.ndim if is_symbolic(v) else np.ndim(v)) == 1 and _length(v) is not None
+    }  # fmt: skip
     if len(set(lengths.values())) > 1:
         listed = " and ".join(f"`{k}` ({n})" for k, n in lengths.items())
         raise ValueError(f"{listed} have different lengths.")
@@ -175,6 +203,11 @@ def group_sums(x, item_index, n_items):
     return out
 
 
+def group_sums_graph(x, item_index, n_items):
+    """:func:`group_sums` for a pytensor ``x (n_rows, k)`` (``item_index`` numbers)."""
+    return pt.inc_subtensor(pt.zeros((n_items, x.shape[1]))[np.asarray(item_index)], x)
+
+
 class ConjugateFamily:
     """Base class: a conjugate model whose cluster log marginal depends on additive statistics.
 
@@ -183,6 +216,65 @@ class ConjugateFamily:
     """
 
     _param_names: tuple = ()
+    #: domain of each hyperparameter that may be a PyMC variable: "positive", "probability",
+    #: "finite" (checked in the graph: the logp is -inf outside it)
+    _param_domains: dict = {}
+    #: hyperparameters the per-item statistics depend on (they are then a graph of them)
+    _stats_params: tuple = ()
+
+    # ------------------------------------------------------------------ random hyperparameters
+    @property
+    def random_params(self):
+        """Names of the hyperparameters given as PyMC variables."""
+        return tuple(k for k in self._param_names if is_symbolic(getattr(self, k)))
+
+    @property
+    def is_random(self):
+        return bool(self.random_params)
+
+    def with_values(self, **values):
+        """A copy with some hyperparameters replaced by numbers (validated as in the constructor)."""
+        params = {k: getattr(self, k) for k in self._param_names}
+        unknown = set(values) - set(params)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no hyperparameter(s) {sorted(unknown)}.")
+        params.update({k: np.asarray(v, dtype=float) if np.ndim(v) else float(v) for k, v in values.items()})
+        return type(self)(**params)
+
+    def replace_params(self, values):
+        """A shallow copy whose hyperparameters ``values`` (name -> tensor) replace the current
+        ones, without validation: how the logp puts the model's value variables in."""
+        import copy
+
+        new = copy.copy(self)
+        new.__dict__.pop("_np_fn", None)
+        for k, v in values.items():
+            setattr(new, k, v)
+        return new
+
+    def _param(self, name):
+        """A hyperparameter for a graph: the variable itself, or its number(s) as float64."""
+        value = getattr(self, name)
+        return value if is_symbolic(value) else np.asarray(value, dtype=float)
+
+    def conditions(self):
+        """``[(condition, message)]`` on the random hyperparameters (graph conditions)."""
+        out = []
+        for k in self.random_params:
+            v, domain = getattr(self, k), self._param_domains.get(k, "finite")
+            if domain == "positive":
+                out.append((pt.all(v > 0), f"{k} > 0"))
+            elif domain == "probability":
+                out.append((pt.all(pt.and_(v > 0, v < 1)), f"0 < {k} < 1"))
+        return out
+
+    def item_stats_graph(self, values, item_index, n_items):
+        """Per-item statistics as a pytensor graph of (possibly shared) data and of the
+        hyperparameters in ``_stats_params``; equal to :meth:`item_stats` (tested)."""
+        return self._item_stats_graph(pt.as_tensor_variable(values), np.asarray(item_index), int(n_items))
+
+    def _item_stats_graph(self, values, item_index, n_items):  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def item_stats(self, values, item_index=None, n_items=None):
         """Per-item additive sufficient statistics.

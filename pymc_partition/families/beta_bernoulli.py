@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytensor.tensor as pt
-from scipy.special import betaln
 
 from .base import (
     ConjugateFamily,
@@ -21,6 +20,7 @@ from .base import (
     check_positive,
     check_same_length,
     group_sums,
+    group_sums_graph,
     scalar_or_vector_param,
 )
 
@@ -55,6 +55,7 @@ class BetaBernoulli(ConjugateFamily):
     """
 
     _param_names = ("a", "b")
+    _param_domains = {"a": "positive", "b": "positive"}
 
     def __init__(self, a=1.0, b=1.0):
         self.a = scalar_or_vector_param("a", a, check_positive)
@@ -76,11 +77,14 @@ class BetaBernoulli(ConjugateFamily):
         n = np.bincount(item_index, minlength=n_items).astype(float)
         return np.column_stack([n, group_sums(values, item_index, n_items)])
 
+    def _item_stats_graph(self, values, item_index, n_items):
+        n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
+        return pt.concatenate([pt.as_tensor_variable(n), group_sums_graph(values, item_index, n_items)], axis=1)
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
-        a = np.asarray(self.a, dtype=float)
-        b = np.asarray(self.b, dtype=float)
+        a, b = self._param("a"), self._param("b")
         n = stats[..., 0][..., None]
         s = stats[..., 1:]
-        per_var = _pt_betaln(a + s, b + n - s) - betaln(a, b)
+        per_var = _pt_betaln(a + s, b + n - s) - _pt_betaln(a, b)
         return pt.sum(per_var, axis=-1)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytensor.tensor as pt
-from scipy.special import gammaln
 
 from .base import (
     ConjugateFamily,
     check_positive,
+    _length,
     group_sums,
+    group_sums_graph,
     scalar_or_vector_param,
 )
 
@@ -56,6 +57,7 @@ class DirichletCategorical(ConjugateFamily):
     """
 
     _param_names = ("alpha", "n_categories")
+    _param_domains = {"alpha": "positive"}
 
     def __init__(self, alpha=1.0, n_categories=None):
         self.alpha = scalar_or_vector_param("alpha", alpha, check_positive, what="category")
@@ -67,8 +69,13 @@ class DirichletCategorical(ConjugateFamily):
             if n_categories < 1:
                 raise ValueError(f"`n_categories` must be at least 1, got {n_categories}.")
             n_categories = int(n_categories)
-        if np.ndim(self.alpha) == 1:
-            k = np.shape(self.alpha)[0]
+        if getattr(self.alpha, "ndim", np.ndim(self.alpha)) == 1:
+            k = _length(self.alpha)
+            if k is None:
+                raise ValueError(
+                    "`alpha` is a vector variable of unknown length: give it a shape, e.g. "
+                    "pm.Gamma('alpha', 1, 1, shape=K)."
+                )
             if n_categories is not None and n_categories != k:
                 raise ValueError(
                     f"`alpha` has {k} values but `n_categories` is {n_categories}."
@@ -103,6 +110,17 @@ class DirichletCategorical(ConjugateFamily):
         onehot[np.arange(n_rows)[:, None], cols] = 1.0
         return group_sums(onehot, item_index, n_items)
 
+    def _item_stats_graph(self, values, item_index, n_items):
+        if self.n_categories is None:
+            raise ValueError(
+                "DirichletCategorical with data given as a variable needs `n_categories` (or a "
+                "vector `alpha`)."
+            )
+        k = self.n_categories
+        onehot = pt.eq(values[:, :, None], np.arange(k)).astype("float64")
+        onehot = onehot.reshape((values.shape[0], values.shape[1] * k))
+        return group_sums_graph(onehot, item_index, n_items)
+
     def log_marginal(self, stats):
         if self.n_categories is None:
             raise ValueError(
@@ -113,13 +131,13 @@ class DirichletCategorical(ConjugateFamily):
         stats = pt.as_tensor_variable(stats)
         lead = tuple(stats.shape[i] for i in range(stats.ndim - 1))
         counts = pt.reshape(stats, (*lead, -1, k))  # (..., V, K)
-        alpha = np.broadcast_to(np.asarray(self.alpha, dtype=float), (k,))
-        a_sum = float(alpha.sum())
+        alpha = pt.broadcast_to(self._param("alpha"), (k,))
+        a_sum = pt.sum(alpha)
         n = pt.sum(counts, axis=-1)
         per_var = (
-            gammaln(a_sum)
+            pt.gammaln(a_sum)
             - pt.gammaln(a_sum + n)
             + pt.sum(pt.gammaln(alpha + counts), axis=-1)
-            - float(gammaln(alpha).sum())
+            - pt.sum(pt.gammaln(alpha))
         )
         return pt.sum(per_var, axis=-1)

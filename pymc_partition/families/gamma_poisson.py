@@ -21,7 +21,9 @@ from .base import (
     check_param_length,
     check_positive,
     check_same_length,
+    _length,
     group_sums,
+    group_sums_graph,
     scalar_or_vector_param,
 )
 
@@ -52,12 +54,16 @@ class GammaPoisson(ConjugateFamily):
     """
 
     _param_names = ("a", "b")
+    _param_domains = {"a": "positive", "b": "positive"}
 
     def __init__(self, a=1.0, b=1.0):
         self.a = scalar_or_vector_param("a", a, check_positive)
         self.b = scalar_or_vector_param("b", b, check_positive)
         check_same_length(a=self.a, b=self.b)
-        lengths = [np.shape(x)[0] for x in (self.a, self.b) if np.ndim(x) == 1]
+        lengths = [
+            _length(x) for x in (self.a, self.b)
+            if getattr(x, "ndim", np.ndim(x)) == 1 and _length(x) is not None
+        ]  # fmt: skip
         self._n_vars = lengths[0] if lengths else None
 
     def _check_values(self, values):
@@ -77,17 +83,23 @@ class GammaPoisson(ConjugateFamily):
         logfact = group_sums(gammaln(values + 1.0), item_index, n_items)
         return np.column_stack([n, s, logfact])
 
+    def _item_stats_graph(self, values, item_index, n_items):
+        n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
+        return pt.concatenate(
+            [pt.as_tensor_variable(n), group_sums_graph(values, item_index, n_items),
+             group_sums_graph(pt.gammaln(values + 1.0), item_index, n_items)], axis=1,
+        )  # fmt: skip
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
         n_vars = self._n_vars if self._n_vars is not None else (stats.shape[-1] - 1) // 2
-        a = np.asarray(self.a, dtype=float)
-        b = np.asarray(self.b, dtype=float)
+        a, b = self._param("a"), self._param("b")
         n = stats[..., 0][..., None]
         s = stats[..., 1 : 1 + n_vars]
         logfact = stats[..., 1 + n_vars : 1 + 2 * n_vars]
         per_var = (
-            a * np.log(b)
-            - gammaln(a)
+            a * pt.log(b)
+            - pt.gammaln(a)
             + pt.gammaln(a + s)
             - (a + s) * pt.log(b + n)
             - logfact

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytensor.tensor as pt
-from scipy.special import gammaln
 
 from .base import (
     ConjugateFamily,
     check_finite,
     check_param_length,
     check_positive,
+    _length,
     group_sums,
+    group_sums_graph,
     scalar_or_vector_param,
 )
 
@@ -64,6 +65,7 @@ class NormalInverseGamma(ConjugateFamily):
     """
 
     _param_names = ("mu0", "kappa0", "alpha0", "beta0")
+    _param_domains = {"mu0": "finite", "kappa0": "positive", "alpha0": "positive", "beta0": "positive"}
 
     def __init__(self, mu0=0.0, kappa0=1.0, alpha0=1.0, beta0=1.0):
         self.mu0 = scalar_or_vector_param("mu0", mu0, check_finite)
@@ -71,9 +73,10 @@ class NormalInverseGamma(ConjugateFamily):
         self.alpha0 = scalar_or_vector_param("alpha0", alpha0, check_positive)
         self.beta0 = scalar_or_vector_param("beta0", beta0, check_positive)
         lengths = {
-            k: np.asarray(getattr(self, k)).shape[0]
+            k: _length(getattr(self, k))
             for k in self._param_names
-            if np.ndim(getattr(self, k)) == 1
+            if getattr(getattr(self, k), "ndim", np.ndim(getattr(self, k))) == 1
+            and _length(getattr(self, k)) is not None
         }
         if len(set(lengths.values())) > 1:
             raise ValueError(f"Hyperparameter vectors have different lengths: {lengths}.")
@@ -89,15 +92,20 @@ class NormalInverseGamma(ConjugateFamily):
         s2 = group_sums(values**2, item_index, n_items)
         return np.column_stack([n, s1, s2])
 
+    def _item_stats_graph(self, values, item_index, n_items):
+        n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
+        return pt.concatenate(
+            [pt.as_tensor_variable(n), group_sums_graph(values, item_index, n_items),
+             group_sums_graph(values**2, item_index, n_items)], axis=1,
+        )  # fmt: skip
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
         n_vars = self._n_vars if self._n_vars is not None else (stats.shape[-1] - 1) // 2
         n = stats[..., 0][..., None]
         s1 = stats[..., 1 : 1 + n_vars]
         s2 = stats[..., 1 + n_vars : 1 + 2 * n_vars]
-        mu0, kappa0, alpha0, beta0 = (
-            np.asarray(getattr(self, k), dtype=float) for k in self._param_names
-        )
+        mu0, kappa0, alpha0, beta0 = (self._param(k) for k in self._param_names)
         d = s1 - n * mu0
         q = s2 - 2 * mu0 * s1 + n * mu0**2
         kappa_n = kappa0 + n
@@ -105,10 +113,10 @@ class NormalInverseGamma(ConjugateFamily):
         beta_n = beta0 + 0.5 * (q - d**2 / kappa_n)
         per_var = (
             -0.5 * n * _LOG_2PI
-            + 0.5 * (np.log(kappa0) - pt.log(kappa_n))
-            + alpha0 * np.log(beta0)
+            + 0.5 * (pt.log(kappa0) - pt.log(kappa_n))
+            + alpha0 * pt.log(beta0)
             - alpha_n * pt.log(beta_n)
             + pt.gammaln(alpha_n)
-            - gammaln(alpha0)
+            - pt.gammaln(alpha0)
         )
         return pt.sum(per_var, axis=-1)

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytensor.tensor as pt
-from scipy.special import multigammaln
 
-from .base import ConjugateFamily, check_finite, check_positive
+from .._symbolic import is_symbolic
+from .base import ConjugateFamily, check_finite, check_positive, group_sums_graph
 
 __all__ = ["NormalInverseWishart"]
 
@@ -67,8 +67,12 @@ class NormalInverseWishart(ConjugateFamily):
     """
 
     _param_names = ("mu0", "kappa0", "nu0", "psi0")
+    _param_domains = {"mu0": "finite", "kappa0": "positive", "nu0": "finite", "psi0": "finite"}
 
     def __init__(self, mu0, kappa0, nu0, psi0):
+        if any(is_symbolic(x) for x in (mu0, kappa0, nu0, psi0)):
+            self._init_random(mu0, kappa0, nu0, psi0)
+            return
         mu0 = check_finite("mu0", mu0)
         mu0_arr = np.asarray(mu0, dtype=float)
         if mu0_arr.ndim > 1 or (mu0_arr.ndim == 1 and mu0_arr.size == 0):
@@ -112,6 +116,47 @@ class NormalInverseWishart(ConjugateFamily):
         self.psi0 = psi0_arr
         self._logdet_psi0 = float(2.0 * np.sum(np.log(np.diag(chol))))
 
+    def _init_random(self, mu0, kappa0, nu0, psi0):
+        """Some hyperparameters are PyMC variables: shapes are checked now, values in the graph."""
+        shapes = [np.shape(x) if not is_symbolic(x) else x.type.shape for x in (mu0, psi0)]
+        n_vars = next((s[0] for s in shapes if len(s) >= 1 and s[0] is not None), None)
+        if n_vars is None:
+            raise ValueError(
+                "NormalInverseWishart needs the number of variables: give `mu0` or `psi0` as "
+                "numbers, or PyMC variables with a fixed shape (e.g. shape=V)."
+            )
+        self.n_vars = int(n_vars)
+        for name, value in (("kappa0", kappa0), ("nu0", nu0)):
+            if (value.ndim if is_symbolic(value) else np.ndim(value)) != 0:
+                raise ValueError(f"`{name}` must be a scalar.")
+        self.kappa0 = check_positive("kappa0", kappa0)
+        self.nu0 = check_finite("nu0", nu0)
+        if not is_symbolic(self.nu0) and self.nu0 <= self.n_vars - 1:
+            raise ValueError(f"`nu0` must exceed V - 1 = {self.n_vars - 1}, got {nu0!r}.")
+        self.mu0 = check_finite("mu0", mu0) if is_symbolic(mu0) else np.broadcast_to(
+            np.asarray(check_finite("mu0", mu0), dtype=float), (self.n_vars,)).copy()
+        if is_symbolic(psi0):
+            psi0 = check_finite("psi0", psi0)
+            self.psi0 = psi0 * np.eye(self.n_vars) if psi0.ndim == 0 else psi0
+            self._logdet_psi0 = None
+        else:
+            fixed = NormalInverseWishart(np.zeros(self.n_vars), 1.0, self.n_vars + 1.0, psi0)
+            self.psi0, self._logdet_psi0 = fixed.psi0, fixed._logdet_psi0
+
+    def conditions(self):
+        out = super().conditions()
+        if is_symbolic(self.nu0):
+            out.append((self.nu0 > self.n_vars - 1, f"nu0 > V - 1 = {self.n_vars - 1}"))
+        return out
+
+    def _item_stats_graph(self, values, item_index, n_items):
+        n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
+        outer = (values[:, :, None] * values[:, None, :]).reshape((values.shape[0], self.n_vars**2))
+        return pt.concatenate(
+            [pt.as_tensor_variable(n), group_sums_graph(values, item_index, n_items),
+             group_sums_graph(outer, item_index, n_items)], axis=1,
+        )  # fmt: skip
+
     def _check_values(self, values):
         if values.shape[1] != self.n_vars:
             raise ValueError(
@@ -136,14 +181,15 @@ class NormalInverseWishart(ConjugateFamily):
         n = stats[..., 0]
         s1 = stats[..., 1 : 1 + v]
         s2 = pt.reshape(stats[..., 1 + v : 1 + v + v * v], (*lead, v, v))
-        mu0 = self.mu0
-        kappa0, nu0 = float(self.kappa0), float(self.nu0)
+        mu0 = pt.as_tensor_variable(self._param("mu0"))
+        kappa0, nu0 = self._param("kappa0"), self._param("nu0")
+        logdet_psi0 = _logdet_pd(self.psi0) if self._logdet_psi0 is None else self._logdet_psi0
         d = s1 - n[..., None] * mu0
         q = (
             s2
             - mu0[:, None] * s1[..., None, :]
             - s1[..., :, None] * mu0[None, :]
-            + n[..., None, None] * np.outer(mu0, mu0)
+            + n[..., None, None] * pt.outer(mu0, mu0)
         )
         kappa_n = kappa0 + n
         nu_n = nu0 + n
@@ -151,8 +197,8 @@ class NormalInverseWishart(ConjugateFamily):
         return (
             -0.5 * n * v * _LOG_PI
             + _log_multigamma(nu_n / 2.0, v)
-            - float(multigammaln(nu0 / 2.0, v))
-            + 0.5 * nu0 * self._logdet_psi0
+            - _log_multigamma(pt.as_tensor_variable(nu0 / 2.0), v)
+            + 0.5 * nu0 * logdet_psi0
             - 0.5 * nu_n * _logdet_pd(psi_n)
-            + 0.5 * v * (np.log(kappa0) - pt.log(kappa_n))
+            + 0.5 * v * (pt.log(kappa0) - pt.log(kappa_n))
         )

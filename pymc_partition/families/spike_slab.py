@@ -22,6 +22,7 @@ from .base import (
     check_positive,
     check_probability,
     group_sums,
+    group_sums_graph,
 )
 
 __all__ = ["SpikeSlabNormal", "replicate_summaries"]
@@ -95,6 +96,11 @@ class SpikeSlabNormal(ConjugateFamily):
     """
 
     _param_names = ("mu", "sigma2", "sigma2_eta", "sigma2_theta", "p")
+    _param_domains = {
+        "mu": "finite", "sigma2": "positive", "sigma2_eta": "positive",
+        "sigma2_theta": "positive", "p": "probability",
+    }  # fmt: skip
+    _stats_params = ("mu", "sigma2", "sigma2_eta")
 
     def __init__(self, mu, sigma2, sigma2_eta, sigma2_theta, p):
         self.mu = check_finite("mu", mu)
@@ -108,8 +114,18 @@ class SpikeSlabNormal(ConjugateFamily):
         const, A, B = item_terms(r, m, s, self.mu, self.sigma2, self.sigma2_eta)
         return np.column_stack([const, A, B])
 
+    def _item_stats_graph(self, values, item_index, n_items):
+        r = np.bincount(item_index, minlength=n_items).astype(float)
+        m = group_sums_graph(values, item_index, n_items) / r[:, None]
+        s = group_sums_graph((values - m[item_index]) ** 2, item_index, n_items)
+        const, A, B = item_terms(
+            r, m, s, self._param("mu"), self._param("sigma2"), self._param("sigma2_eta"), xp=pt
+        )
+        return pt.concatenate([const[:, None], A[:, None], B], axis=1)
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
         return cluster_log_marginal(
-            stats[..., 0], stats[..., 1], stats[..., 2:], self.sigma2_theta, self.p, xp=pt
-        )
+            stats[..., 0], stats[..., 1], stats[..., 2:], self._param("sigma2_theta"),
+            self._param("p"), xp=pt,
+        )  # fmt: skip

@@ -11,6 +11,8 @@ import numpy as np
 from scipy.special import gammaln as _np_gammaln
 from scipy.special import logsumexp as _np_logsumexp
 
+from .._symbolic import is_symbolic
+
 __all__ = ["NUMPY", "PYTENSOR", "is_symbolic", "backend_of"]
 
 
@@ -68,15 +70,6 @@ class _Pytensor:
 
 NUMPY = _Numpy()
 PYTENSOR = _Pytensor()
-
-
-def is_symbolic(value):
-    """Whether ``value`` is a pytensor variable other than a constant (a PyMC variable, a graph)."""
-    try:
-        from pytensor.graph.basic import Constant, Variable
-    except ImportError:  # pragma: no cover - pytensor comes with pymc
-        return False
-    return isinstance(value, Variable) and not isinstance(value, Constant)
 
 
 def backend_of(*values):

@@ -1,0 +1,196 @@
+"""Family hyperparameters as PyMC variables, and data through pm.Data.
+
+Checked: the per-item statistics graph equals the numpy statistics; the model logp with random
+hyperparameters equals the logp of the fixed family at the same values, its gradient the finite
+differences of it; domains give -inf; partition_spec/exact_posterior at a point; pm.set_data
+changes what the model and the exact posterior see, without rebuilding the model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+import pymc_partition as pmp
+from pymc_partition.model_spec import RandomHyperparameterError, partition_spec
+
+from test_priors import all_partitions
+
+RNG = np.random.default_rng(0)
+N = 5
+ITEM_INDEX = np.repeat(np.arange(N), [2, 1, 3, 2, 2])
+DATA = {
+    "normal": RNG.normal(size=(ITEM_INDEX.size, 2)),
+    "binary": RNG.integers(0, 2, size=(ITEM_INDEX.size, 3)).astype(float),
+    "counts": RNG.poisson(2.0, size=(ITEM_INDEX.size, 2)).astype(float),
+    "categories": RNG.integers(0, 3, size=(ITEM_INDEX.size, 2)).astype(float),
+}
+
+# name: (data kind, fixed family factory(values), {hyperparameter: (pm prior factory, test values)})
+CASES = {
+    "spike_slab": ("normal", lambda v: pmp.SpikeSlabNormal(**v), {
+        "mu": (lambda: pm.Normal("mu", 0, 1), [0.2, -0.4]),
+        "sigma2": (lambda: pm.HalfNormal("sigma2", 1.0), [0.5, 1.3]),
+        "sigma2_theta": (lambda: pm.Gamma("sigma2_theta", 2, 1), [2.0, 0.7]),
+        "p": (lambda: pm.Beta("p", 2, 5), [0.2, 0.6]),
+    }, {"mu": 0.0, "sigma2": 1.0, "sigma2_eta": 0.3, "sigma2_theta": 1.0, "p": 0.3}),
+    "nig": ("normal", lambda v: pmp.NormalInverseGamma(**v), {
+        "mu0": (lambda: pm.Normal("mu0", 0, 1), [0.3, -1.0]),
+        "kappa0": (lambda: pm.Gamma("kappa0", 2, 2), [0.5, 2.0]),
+    }, {"mu0": 0.0, "kappa0": 1.0, "alpha0": 2.0, "beta0": 1.5}),
+    "niw": ("normal", lambda v: pmp.NormalInverseWishart(**v), {
+        "kappa0": (lambda: pm.Gamma("kappa0", 2, 2), [0.5, 2.0]),
+        "nu0": (lambda: pm.Uniform("nu0", 1.5, 10.0), [3.0, 6.5]),
+    }, {"mu0": np.zeros(2), "kappa0": 1.0, "nu0": 4.0, "psi0": np.eye(2)}),
+    "beta_bernoulli": ("binary", lambda v: pmp.BetaBernoulli(**v), {
+        "a": (lambda: pm.Gamma("a", 2, 1, shape=3), [np.array([0.5, 1.0, 2.0]), np.array([3.0, 0.2, 1.0])]),
+    }, {"a": 1.0, "b": 1.0}),
+    "gamma_poisson": ("counts", lambda v: pmp.GammaPoisson(**v), {
+        "b": (lambda: pm.Gamma("b", 2, 1), [0.5, 2.0]),
+    }, {"a": 2.0, "b": 1.0}),
+    "dirichlet": ("categories", lambda v: pmp.DirichletCategorical(**v), {
+        "alpha": (lambda: pm.Gamma("alpha", 2, 1, shape=3), [np.array([0.5, 1.0, 2.0]), np.array([1.0, 1.0, 1.0])]),
+    }, {"alpha": np.ones(3), "n_categories": 3}),
+}  # fmt: skip
+
+
+def _model(case):
+    kind, factory, hypers, base = CASES[case]
+    with pm.Model() as model:
+        params = dict(base)
+        for name, (prior, _) in hypers.items():
+            params[name] = prior()
+        z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
+        pmp.MarginalLikelihood("y", partition=z, family=factory(params), observed=DATA[kind],
+                               item_index=ITEM_INDEX)  # fmt: skip
+    return model
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_item_stats_graph_equals_numpy(case):
+    kind, factory, _, base = CASES[case]
+    family = factory(base)
+    ref = family.item_stats(DATA[kind], ITEM_INDEX, N)
+    got = family.item_stats_graph(pt.constant(DATA[kind]), ITEM_INDEX, N).eval()
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def _point(model, values):
+    point = dict(model.initial_point())
+    for name, value in values.items():
+        rv = model[name]
+        vv = model.rvs_to_values[rv]
+        tr = model.rvs_to_transforms.get(rv)
+        x = pt.as_tensor(np.asarray(value, dtype=float))
+        point[vv.name] = (tr.forward(x, *rv.owner.inputs) if tr is not None else x).eval()
+    return point
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_logp_equals_the_fixed_family_and_gradient_is_right(case):
+    kind, factory, hypers, base = CASES[case]
+    model = _model(case)
+    logp = model.compile_logp(vars=[model["y"]], jacobian=False)
+    states = all_partitions(N)[::3]
+    names = list(hypers)
+    for j in range(2):
+        values = {k: hypers[k][1][j] for k in names}
+        point = _point(model, values)
+        fixed = factory({**base, **values})
+        spec = partition_spec(model, point=point)
+        assert spec.terms[0].family.random_params == ()
+        for z in states:
+            point["z"] = z
+            sizes = np.bincount(z)
+            ref = 0.0
+            stats = fixed.item_stats(DATA[kind], ITEM_INDEX, N)
+            for c in range(sizes.size):
+                ref += fixed.log_marginal_numpy(stats[z == c].sum(axis=0))
+            assert logp(point) == pytest.approx(ref, rel=1e-10, abs=1e-10)
+            # the spec at the point scores partitions the same way
+            assert spec.log_posterior(z) - spec.log_g[sizes.size] - spec.log_h[sizes].sum() == pytest.approx(ref, rel=1e-10)
+    # gradient of the likelihood term in the value variables, against central differences
+    dlogp = model.compile_dlogp(vars=[model[k] for k in names], jacobian=False)
+    llogp = model.compile_logp(vars=[model["y"]], jacobian=False)
+    point = _point(model, {k: hypers[k][1][0] for k in names})
+    point["z"] = np.array([0, 0, 1, 1, 2])
+    full = model.compile_logp(vars=[model["y"], *[model[k] for k in names]], jacobian=False)
+    grad = dlogp(point)
+    offset = 0
+    for k in names:
+        vv = model.rvs_to_values[model[k]].name
+        x0 = np.atleast_1d(point[vv]).astype(float)
+        for e in range(x0.size):
+            h = 1e-6
+            up, dn = dict(point), dict(point)
+            xu, xd = x0.copy(), x0.copy()
+            xu[e] += h
+            xd[e] -= h
+            up[vv], dn[vv] = xu.reshape(np.shape(point[vv])), xd.reshape(np.shape(point[vv]))
+            fd = (full(up) - full(dn)) / (2 * h)
+            assert grad[offset] == pytest.approx(fd, rel=1e-5, abs=1e-5), (k, e)
+            offset += 1
+    assert np.isfinite(llogp(point))
+
+
+def test_hyperparameters_outside_their_domain_give_minus_inf():
+    with pm.Model() as model:
+        a = pm.Normal("a", 1.0, 1.0)  # may be negative: the family's domain is a > 0
+        z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(a=a, b=1.0),
+                               observed=DATA["binary"], item_index=ITEM_INDEX)  # fmt: skip
+    logp = model.compile_logp(vars=[model["y"]], jacobian=False)
+    point = {"a": -0.5, "z": np.zeros(N, dtype=np.int64)}
+    assert logp(point) == -np.inf
+    point["a"] = 0.5
+    assert np.isfinite(logp(point))
+
+
+def test_exact_posterior_needs_the_point_for_random_family():
+    model = _model("gamma_poisson")
+    with pytest.raises(RandomHyperparameterError, match="'b'"):
+        pmp.exact_posterior(model)
+    point = _point(model, {"b": 2.0})
+    exact = pmp.exact_posterior(model, point=point, progressbar=False)
+    kind, factory, _, base = CASES["gamma_poisson"]
+    with pm.Model() as fixed:
+        z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
+        pmp.MarginalLikelihood("y", partition=z, family=factory({**base, "b": 2.0}),
+                               observed=DATA[kind], item_index=ITEM_INDEX)  # fmt: skip
+    assert exact.log_z == pytest.approx(pmp.exact_posterior(fixed, progressbar=False).log_z, rel=1e-12)
+
+
+def test_pm_data_and_set_data():
+    first, second = DATA["normal"], DATA["normal"][::-1].copy()
+    family = pmp.NormalInverseGamma(0.0, 1.0, 2.0, 1.5)
+
+    def fixed(values):
+        with pm.Model() as m:
+            z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
+            pmp.MarginalLikelihood("y", partition=z, family=family, observed=values, item_index=ITEM_INDEX)
+        return pmp.exact_posterior(m, progressbar=False).log_z
+
+    with pm.Model() as model:
+        y_data = pm.Data("y_data", first)
+        z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
+        pmp.MarginalLikelihood("y", partition=z, family=family, observed=y_data, item_index=ITEM_INDEX)
+    assert pmp.exact_posterior(model, progressbar=False).log_z == pytest.approx(fixed(first), rel=1e-12)
+    logp = model.compile_logp()
+    before = logp({"z": np.array([0, 0, 1, 1, 0])})
+    with model:
+        pm.set_data({"y_data": second})
+    assert pmp.exact_posterior(model, progressbar=False).log_z == pytest.approx(fixed(second), rel=1e-12)
+    assert logp({"z": np.array([0, 0, 1, 1, 0])}) != pytest.approx(before)
+    with model:  # the samplers see the new data too
+        idata = pm.sample(draws=50, tune=0, chains=1, progressbar=False, random_seed=1,
+                          compute_convergence_checks=False)  # fmt: skip
+    assert idata.posterior["z"].shape == (1, 50, N)
+    bad = second.copy()
+    bad[3, 1] = np.inf
+    with model:
+        pm.set_data({"y_data": bad})
+    with pytest.raises(ValueError, match="pm.set_data"):
+        pmp.exact_posterior(model, progressbar=False)

@@ -16,7 +16,7 @@ import pytensor
 import pytensor.tensor as pt
 
 from .._pytensor_modes import numba_mode
-from .._symbolic import is_symbolic
+from .._symbolic import RandomParams, is_symbolic
 
 __all__ = [
     "ConjugateFamily",
@@ -208,7 +208,7 @@ def group_sums_graph(x, item_index, n_items):
     return pt.inc_subtensor(pt.zeros((n_items, x.shape[1]))[np.asarray(item_index)], x)
 
 
-class ConjugateFamily:
+class ConjugateFamily(RandomParams):
     """Base class: a conjugate model whose cluster log marginal depends on additive statistics.
 
     Subclasses set ``_param_names`` and implement :meth:`_item_stats` (numpy) and
@@ -223,24 +223,6 @@ class ConjugateFamily:
     _stats_params: tuple = ()
 
     # ------------------------------------------------------------------ random hyperparameters
-    @property
-    def random_params(self):
-        """Names of the hyperparameters given as PyMC variables."""
-        return tuple(k for k in self._param_names if is_symbolic(getattr(self, k)))
-
-    @property
-    def is_random(self):
-        return bool(self.random_params)
-
-    def with_values(self, **values):
-        """A copy with some hyperparameters replaced by numbers (validated as in the constructor)."""
-        params = {k: getattr(self, k) for k in self._param_names}
-        unknown = set(values) - set(params)
-        if unknown:
-            raise TypeError(f"{type(self).__name__} has no hyperparameter(s) {sorted(unknown)}.")
-        params.update({k: np.asarray(v, dtype=float) if np.ndim(v) else float(v) for k, v in values.items()})
-        return type(self)(**params)
-
     def replace_params(self, values):
         """A shallow copy whose hyperparameters ``values`` (name -> tensor) replace the current
         ones, without validation: how the logp puts the model's value variables in."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
+from .._symbolic import RandomParams
 from ._ops import NUMPY, PYTENSOR, is_symbolic
 
 __all__ = ["PartitionPrior", "check_n_items", "check_param", "log_stirling_weighted"]
@@ -67,7 +68,7 @@ def check_param(name, value, check):
     return check(name, value)
 
 
-class PartitionPrior:
+class PartitionPrior(RandomParams):
     """Base class of exchangeable partition priors.
 
     Subclasses implement :meth:`_formula` (or, for numbers only, :meth:`_unnormalized_tables`),
@@ -101,25 +102,6 @@ class PartitionPrior:
             return 0.0
         per_c = log_stirling_weighted(log_h, n_items)
         return logsumexp(log_g[1:] + per_c[1:])
-
-    # ------------------------------------------------------------------ parameters
-    @property
-    def random_params(self):
-        """Names of the parameters given as PyMC variables (empty for a fixed prior)."""
-        return tuple(k for k in self._param_names if is_symbolic(getattr(self, k)))
-
-    @property
-    def is_random(self):
-        return bool(self.random_params)
-
-    def with_values(self, **values):
-        """A copy with some parameters replaced, e.g. random ones by numbers."""
-        params = {k: getattr(self, k) for k in self._param_names}
-        unknown = set(values) - set(params)
-        if unknown:
-            raise TypeError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}.")
-        params.update(values)
-        return type(self)(**params)
 
     # ------------------------------------------------------------------ tables
     def tables(self, n_items):

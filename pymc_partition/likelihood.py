@@ -51,11 +51,18 @@ class MarginalLikelihoodRV(RandomVariable):
         rows, n_vars = self.signature.split("->")[1].strip("()").split(",")
         return (int(rows), int(n_vars))
 
-    def rng_fn(self, rng, *args, **kwargs):
-        raise NotImplementedError(
-            "Drawing data from a MarginalLikelihood (prior/posterior predictive) is not "
-            "implemented: the family's parameters are integrated out."
-        )
+    def rng_fn(self, rng, z, item_stats, *rest):
+        """Data given the partition and the hyperparameters (cluster parameters drawn from
+        their prior): what ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive``
+        draw."""
+        *params, item_index, size = rest
+        family = self.family_at([np.asarray(p, dtype=float) for p in params])
+        rows, n_vars = self._supp_shape_from_params(None)
+        z = np.asarray(z)
+        batch = tuple(size) if size is not None else z.shape[:-1]
+        flat_z = np.broadcast_to(z, batch + z.shape[-1:]).reshape(-1, z.shape[-1])
+        out = np.stack([family.draw_data(rng, zz, item_index, n_vars) for zz in flat_z])
+        return out.reshape(batch + (rows, n_vars))
 
 
 def marginal_loglik_graph(z, item_stats, family):
@@ -145,9 +152,9 @@ class MarginalLikelihood(Continuous):
         )
         op = MarginalLikelihoodRV(
             family=family, param_names=random,
-            signature=f"(n),(n,s){param_sig}->({values.shape[0]},{values.shape[1]})",
+            signature=f"(n),(n,s){param_sig},(r)->({values.shape[0]},{values.shape[1]})",
         )  # fmt: skip
-        rv = op(partition, stats, *params, **kwargs)
+        rv = op(partition, stats, *params, pt.constant(item_index), **kwargs)
         rv.tag.item_index = item_index
         return rv
 
@@ -195,8 +202,8 @@ from pymc.logprob.abstract import _logprob  # noqa: E402
 
 
 @_logprob.register(MarginalLikelihoodRV)
-def _marginal_likelihood_logp(op, values, rng, size, z, item_stats, *params, **kwargs):
-    family = op.family_at(params)
+def _marginal_likelihood_logp(op, values, rng, size, z, item_stats, *rest, **kwargs):
+    family = op.family_at(rest[:-1])  # the last input is the rows' item index
     logp = marginal_loglik_graph(z, item_stats, family)
     conditions = family.conditions()
     if conditions:

@@ -205,7 +205,7 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
     for obs in model.observed_RVs:
         op = obs.owner.op
         if isinstance(op, MarginalLikelihoodRV) and obs.owner.inputs[2] is rv:
-            stats, *params = _numbers(model, rv, obs.owner.inputs[3:], point)
+            stats, *params = _numbers(model, rv, obs.owner.inputs[3:-1], point)  # [-1]: item index
             if not np.all(np.isfinite(stats)):
                 raise ValueError(
                     f"The statistics of {obs.name!r} are not finite: check the data given "

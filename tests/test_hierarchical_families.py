@@ -194,3 +194,75 @@ def test_pm_data_and_set_data():
         pm.set_data({"y_data": bad})
     with pytest.raises(ValueError, match="pm.set_data"):
         pmp.exact_posterior(model, progressbar=False)
+
+
+def _one_row_draws(family, n_vars, n=20_000, seed=3):
+    rng = np.random.default_rng(seed)
+    return np.stack([family.draw_data(rng, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), n_vars)[0]
+                     for _ in range(n)])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "family, data_values",
+    [(pmp.BetaBernoulli(0.7, 1.8), [0.0, 1.0]), (pmp.GammaPoisson(2.0, 1.5), np.arange(40.0)),
+     (pmp.DirichletCategorical(np.array([0.5, 1.0, 2.0])), [0.0, 1.0, 2.0])],  # fmt: skip
+)
+def test_drawn_data_follow_the_marginal_likelihood_discrete(family, data_values):
+    """One item, one row: the drawn values' frequencies against exp(log marginal) (chi-square)."""
+    from scipy import stats as sps
+
+    y = _one_row_draws(family, 1)[:, 0]
+    values = np.asarray(data_values)
+    stats = np.stack([family.item_stats(np.array([[v]]))[0] for v in values])
+    pmf = np.exp(family.log_marginal_numpy(stats))
+    assert pmf.sum() == pytest.approx(1.0, abs=1e-6)
+    counts = np.array([(y == v).sum() for v in values])
+    expected = y.size * pmf
+    keep = expected >= 5
+    obs, exp = np.append(counts[keep], counts[~keep].sum()), np.append(expected[keep], expected[~keep].sum())
+    if exp[-1] < 5:
+        obs, exp = obs[:-1], exp[:-1]
+    chi2 = ((obs - exp) ** 2 / exp).sum()
+    assert sps.chi2.sf(chi2, obs.size - 1) > 1e-3
+
+
+def test_drawn_data_follow_the_marginal_likelihood_continuous():
+    """NIG, one row: Student t (KS test); NIW and spike-and-slab: mean and covariance within five
+    Monte Carlo standard errors of the closed forms."""
+    from scipy import stats as sps
+
+    nig = pmp.NormalInverseGamma(0.5, 2.0, 3.0, 1.5)
+    y = _one_row_draws(nig, 1)[:, 0]
+    t = sps.t(df=6.0, loc=0.5, scale=np.sqrt(1.5 * 3.0 / (3.0 * 2.0)))
+    assert sps.kstest(y, t.cdf).pvalue > 1e-3
+    niw = pmp.NormalInverseWishart(np.array([1.0, -1.0]), 2.0, 7.0, np.array([[2.0, 0.5], [0.5, 1.0]]))
+    spike = pmp.SpikeSlabNormal(mu=0.3, sigma2=0.5, sigma2_eta=0.2, sigma2_theta=2.0, p=0.3)
+    cases = [
+        (niw, 2, np.array([1.0, -1.0]), np.array([[2.0, 0.5], [0.5, 1.0]]) / (7.0 - 3.0) * (1 + 1 / 2.0)),
+        (spike, 1, np.array([0.3]), np.array([[0.5 + 0.2 + 0.3 * 2.0]])),
+    ]
+    for family, n_vars, mean, cov in cases:
+        y = _one_row_draws(family, n_vars, n=40_000)
+        se_mean = np.sqrt(np.diag(cov) / y.shape[0])
+        assert np.all(np.abs(y.mean(axis=0) - mean) < 5 * se_mean)
+        emp = np.cov(y.T).reshape(n_vars, n_vars)
+        se_cov = np.sqrt((np.outer(np.diag(cov), np.diag(cov)) + cov**2) / y.shape[0]) * 3  # heavy tails
+        assert np.all(np.abs(emp - cov) < 5 * se_cov)
+
+
+def test_prior_and_posterior_predictive_and_graphs():
+    with pm.Model() as model:
+        a = pm.Gamma("a", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(a=a, b=1.0),
+                               observed=DATA["binary"], item_index=ITEM_INDEX)  # fmt: skip
+    prior = pm.sample_prior_predictive(draws=30, model=model, random_seed=2)
+    y = prior.prior_predictive["y"].values
+    assert y.shape == (1, 30, ITEM_INDEX.size, 3) and set(np.unique(y)) <= {0.0, 1.0}
+    source = pm.model_to_graphviz(model).source
+    assert "Partition" in source and "a -> z" not in source and "a -> y" in source
+    assert pm.model_to_networkx(model).number_of_nodes() == 3
+    assert "Partition" in pm.model_to_mermaid(model)
+    fake = prior.prior.isel(draw=slice(0, 10))
+    post = pm.sample_posterior_predictive(fake, model=model, random_seed=3, progressbar=False)
+    assert post.posterior_predictive["y"].shape == (1, 10, ITEM_INDEX.size, 3)

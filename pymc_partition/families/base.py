@@ -258,6 +258,39 @@ class ConjugateFamily(RandomParams):
     def _item_stats_graph(self, values, item_index, n_items):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def draw_data(self, rng, labels, item_index, n_vars):
+        """Data drawn given a partition: each cluster's parameters from the prior, then its rows.
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+        labels : ndarray (n_items,) of int
+            The partition (any labels).
+        item_index : ndarray (n_rows,) of int
+            Item of each row.
+        n_vars : int
+
+        Returns
+        -------
+        ndarray (n_rows, n_vars)
+            A draw from ``p(y | z, hyperparameters)``, the distribution the marginal likelihood is
+            the density of (the cluster parameters integrated out by drawing them).
+        """
+        if self.is_random:
+            raise TypeError(f"{type(self).__name__}.draw_data needs numbers for {list(self.random_params)}.")
+        labels = np.asarray(labels, dtype=np.int64)
+        item_index = np.asarray(item_index, dtype=np.int64)
+        out = np.empty((item_index.size, n_vars))
+        row_cluster = labels[item_index]
+        for c in np.unique(labels):
+            rows = np.flatnonzero(row_cluster == c)
+            out[rows] = self._draw_cluster(rng, item_index[rows], n_vars)
+        return out
+
+    def _draw_cluster(self, rng, item_index, n_vars):  # pragma: no cover - abstract
+        """Rows ``(len(item_index), n_vars)`` of one cluster (``item_index``: the rows' items)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot draw data yet.")
+
     def item_stats(self, values, item_index=None, n_items=None):
         """Per-item additive sufficient statistics.
 

@@ -77,6 +77,10 @@ class BetaBernoulli(ConjugateFamily):
         n = np.bincount(item_index, minlength=n_items).astype(float)
         return np.column_stack([n, group_sums(values, item_index, n_items)])
 
+    def _draw_cluster(self, rng, item_index, n_vars):
+        theta = rng.beta(np.broadcast_to(self._param("a"), (n_vars,)), np.broadcast_to(self._param("b"), (n_vars,)))
+        return (rng.random((item_index.size, n_vars)) < theta).astype(float)
+
     def _item_stats_graph(self, values, item_index, n_items):
         n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
         return pt.concatenate([pt.as_tensor_variable(n), group_sums_graph(values, item_index, n_items)], axis=1)

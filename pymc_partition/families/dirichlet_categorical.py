@@ -110,6 +110,15 @@ class DirichletCategorical(ConjugateFamily):
         onehot[np.arange(n_rows)[:, None], cols] = 1.0
         return group_sums(onehot, item_index, n_items)
 
+    def _draw_cluster(self, rng, item_index, n_vars):
+        if self.n_categories is None:
+            raise ValueError("DirichletCategorical needs `n_categories` to draw data.")
+        alpha = np.broadcast_to(self._param("alpha"), (self.n_categories,))
+        out = np.empty((item_index.size, n_vars))
+        for v in range(n_vars):
+            out[:, v] = rng.choice(self.n_categories, size=item_index.size, p=rng.dirichlet(alpha))
+        return out
+
     def _item_stats_graph(self, values, item_index, n_items):
         if self.n_categories is None:
             raise ValueError(

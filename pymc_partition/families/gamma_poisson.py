@@ -83,6 +83,11 @@ class GammaPoisson(ConjugateFamily):
         logfact = group_sums(gammaln(values + 1.0), item_index, n_items)
         return np.column_stack([n, s, logfact])
 
+    def _draw_cluster(self, rng, item_index, n_vars):
+        a, b = (np.broadcast_to(self._param(k), (n_vars,)) for k in ("a", "b"))
+        lam = rng.gamma(a, 1.0 / b)  # rate b
+        return rng.poisson(lam, size=(item_index.size, n_vars)).astype(float)
+
     def _item_stats_graph(self, values, item_index, n_items):
         n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
         return pt.concatenate(

@@ -92,6 +92,12 @@ class NormalInverseGamma(ConjugateFamily):
         s2 = group_sums(values**2, item_index, n_items)
         return np.column_stack([n, s1, s2])
 
+    def _draw_cluster(self, rng, item_index, n_vars):
+        mu0, kappa0, alpha0, beta0 = (np.broadcast_to(self._param(k), (n_vars,)) for k in self._param_names)
+        sigma2 = beta0 / rng.gamma(alpha0)  # inverse gamma(alpha0, beta0)
+        mu = rng.normal(mu0, np.sqrt(sigma2 / kappa0))
+        return rng.normal(mu, np.sqrt(sigma2), size=(item_index.size, n_vars))
+
     def _item_stats_graph(self, values, item_index, n_items):
         n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
         return pt.concatenate(

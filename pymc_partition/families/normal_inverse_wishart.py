@@ -149,6 +149,13 @@ class NormalInverseWishart(ConjugateFamily):
             out.append((self.nu0 > self.n_vars - 1, f"nu0 > V - 1 = {self.n_vars - 1}"))
         return out
 
+    def _draw_cluster(self, rng, item_index, n_vars):
+        from scipy.stats import invwishart
+
+        sigma = np.atleast_2d(invwishart.rvs(df=float(self.nu0), scale=np.asarray(self.psi0), random_state=rng))
+        mu = rng.multivariate_normal(np.asarray(self.mu0, dtype=float), sigma / float(self.kappa0))
+        return rng.multivariate_normal(mu, sigma, size=item_index.size)
+
     def _item_stats_graph(self, values, item_index, n_items):
         n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
         outer = (values[:, :, None] * values[:, None, :]).reshape((values.shape[0], self.n_vars**2))

@@ -114,6 +114,14 @@ class SpikeSlabNormal(ConjugateFamily):
         const, A, B = item_terms(r, m, s, self.mu, self.sigma2, self.sigma2_eta)
         return np.column_stack([const, A, B])
 
+    def _draw_cluster(self, rng, item_index, n_vars):
+        # y = mu + gamma theta (per cluster, variable) + eta (per item, variable) + eps (per row)
+        shift = (rng.random(n_vars) < self.p) * rng.normal(0.0, np.sqrt(self.sigma2_theta), n_vars)
+        items, local = np.unique(item_index, return_inverse=True)
+        eta = rng.normal(0.0, np.sqrt(self.sigma2_eta), (items.size, n_vars))
+        eps = rng.normal(0.0, np.sqrt(self.sigma2), (item_index.size, n_vars))
+        return self.mu + shift + eta[local] + eps
+
     def _item_stats_graph(self, values, item_index, n_items):
         r = np.bincount(item_index, minlength=n_items).astype(float)
         m = group_sums_graph(values, item_index, n_items) / r[:, None]

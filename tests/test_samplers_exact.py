@@ -30,7 +30,6 @@ from pymc_partition.model_spec import partition_spec
 from pymc_partition.state import state_keys
 from pymc_partition.step_methods import GibbsPartition, SplitMerge
 from pymc_partition.step_methods import kernels
-from pymc_partition.step_methods.compile import compile_log_marginal
 
 ALPHA = 0.001
 
@@ -272,7 +271,7 @@ def test_chi_square_detects_a_wrong_target():
 
 
 # ----------------------------------------------------------------------------- detailed balance
-def _split_merge_transition_matrix(model):
+def _split_merge_transition_matrix(model, specialize=True):
     """Exact transition matrix of one split-merge proposal with no intermediate restricted scans.
 
     Enumerates the ordered pair (i, j), the uniform launch state of ``S`` and, for a split, every
@@ -280,8 +279,9 @@ def _split_merge_transition_matrix(model):
     """
     spec = partition_spec(model)
     n = spec.n_items
-    X = np.ascontiguousarray(spec.item_stats)
-    lm = compile_log_marginal(spec.family, X.shape[1])
+    with model:
+        step = GibbsPartition([model["z"]], specialize=specialize)  # for its kernel bundles
+    bundles = (step._model, step._state, step._work)
     states = all_partitions(n)
     keys = state_keys(states, assume_canonical=True).tolist()
     where = {k: s for s, k in enumerate(keys)}
@@ -304,7 +304,7 @@ def _split_merge_transition_matrix(model):
                             if outcome[q] == 1:
                                 new[k] = new_label
                         new = pmp.canonicalize(new)
-                        log_q = kernels.split_merge_log_q(z, new, i, j, launch, X, lm.addresses, spec.log_h)
+                        log_q = kernels.split_merge_log_q(z, new, i, j, launch, *bundles)
                         t = where[state_keys(new, assume_canonical=True).item()]
                         acc = min(1.0, np.exp(logp[t] - logp[s] - log_q))
                         T[s, t] += w * np.exp(log_q) * acc
@@ -313,7 +313,7 @@ def _split_merge_transition_matrix(model):
                     new = z.copy()
                     new[new == z[j]] = z[i]
                     new = pmp.canonicalize(new)
-                    log_q = kernels.split_merge_log_q(z, z, i, j, launch, X, lm.addresses, spec.log_h)
+                    log_q = kernels.split_merge_log_q(z, z, i, j, launch, *bundles)
                     t = where[state_keys(new, assume_canonical=True).item()]
                     acc = min(1.0, np.exp(logp[t] - logp[s] + log_q))
                     T[s, t] += w * acc

@@ -76,6 +76,12 @@ class BetaBernoulli(ConjugateFamily):
         n = np.bincount(item_index, minlength=n_items).astype(float)
         return np.column_stack([n, group_sums(values, item_index, n_items)])
 
+    def predictive_form(self, item_stats):
+        """Specialised log predictive for the samplers (:mod:`pymc_partition.predictive.beta_bernoulli`)."""
+        from ..predictive.beta_bernoulli import beta_bernoulli_form
+
+        return beta_bernoulli_form(self, item_stats)
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
         a = np.asarray(self.a, dtype=float)

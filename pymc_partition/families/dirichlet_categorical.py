@@ -103,6 +103,12 @@ class DirichletCategorical(ConjugateFamily):
         onehot[np.arange(n_rows)[:, None], cols] = 1.0
         return group_sums(onehot, item_index, n_items)
 
+    def predictive_form(self, item_stats):
+        """Specialised log predictive for the samplers (:mod:`pymc_partition.predictive.dirichlet_categorical`)."""
+        from ..predictive.dirichlet_categorical import dirichlet_categorical_form
+
+        return dirichlet_categorical_form(self, item_stats)
+
     def log_marginal(self, stats):
         if self.n_categories is None:
             raise ValueError(

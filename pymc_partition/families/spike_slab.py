@@ -108,6 +108,12 @@ class SpikeSlabNormal(ConjugateFamily):
         const, A, B = item_terms(r, m, s, self.mu, self.sigma2, self.sigma2_eta)
         return np.column_stack([const, A, B])
 
+    def predictive_form(self, item_stats):
+        """Specialised log predictive for the samplers (:mod:`pymc_partition.predictive.spike_slab`)."""
+        from ..predictive.spike_slab import spike_slab_form
+
+        return spike_slab_form(self, item_stats)
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
         return cluster_log_marginal(

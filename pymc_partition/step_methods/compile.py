@@ -21,6 +21,7 @@ import pytensor
 import pytensor.tensor as pt
 
 from .._pytensor_modes import numba_mode
+from ..predictive._types import LM_SIG, addresses
 
 __all__ = ["compile_log_marginal", "family_key"]
 
@@ -79,7 +80,7 @@ def compile_log_marginal(family, n_stats):
     -------
     CompiledLogMarginal
         ``.dispatcher`` is ``lm(stats: float64[::1]) -> float64``, compiled with the signature
-        :data:`~.kernels.LM_SIG` so that the kernels call it as a first-class function (one
+        :data:`~pymc_partition.predictive._types.LM_SIG` so that the kernels call it as a first-class function (one
         compiled kernel serves every family); ``.addresses`` is how the kernels receive it. It
         wraps pytensor's dispatcher ``fn.vm.jit_fn``, which returns a 1-tuple of 0-d arrays.
         Compiled once per process for equal families (cached by the family's pickled state).
@@ -101,26 +102,17 @@ class CompiledLogMarginal:
     ----------
     function : pytensor Function (NUMBA mode)
     jit_fn : numba dispatcher of pytensor's graph, returning a 1-tuple of 0-d arrays
-    dispatcher : numba dispatcher ``lm(stats) -> float`` with signature ``kernels.LM_SIG``
+    dispatcher : numba dispatcher ``lm(stats) -> float`` with signature ``LM_SIG``
     addresses : int64 array ``[cfunc wrapper address, jit address]`` of ``dispatcher``, the
         form the kernels take it in (valid in this process only; the objects above keep the
         compiled code alive, and the cache keeps them for the life of the process)
     """
 
     def __init__(self, function, jit_fn, dispatcher):
-        from numba.experimental.function_type import _get_jit_address, _get_wrapper_address
-
-        from .kernels import LM_SIG
-
         self.function = function
         self.jit_fn = jit_fn
         self.dispatcher = dispatcher
-        self.addresses = np.array(
-            [_get_wrapper_address(dispatcher, LM_SIG), _get_jit_address(dispatcher, LM_SIG)],
-            dtype=np.int64,
-        )
-        if (self.addresses <= 0).any():
-            raise RuntimeError("Could not get the address of the compiled log marginal.")
+        self.addresses = addresses(dispatcher, LM_SIG)
 
     def __call__(self, stats):
         return self.dispatcher(np.ascontiguousarray(stats, dtype=np.float64))
@@ -133,8 +125,6 @@ class CompiledLogMarginal:
 
 def _wrap(jit_fn):
     """A first-class numba function ``lm(stats) -> float`` around pytensor's dispatcher."""
-    from .kernels import LM_SIG
-
     @numba.njit(LM_SIG, nogil=True)
     def lm(stats):
         return jit_fn(stats)[0].item()

@@ -182,6 +182,21 @@ def _nig_up(y, i, c, counts, sums, cache, tab):
 _SWEEPS = {}
 
 
+@numba.njit(nogil=True)
+def _singletons(predictive, y, empty, tab):
+    """Log marginal of each item alone: its predictive under the empty cluster (slot 0)."""
+    zero = np.zeros(1, np.int64)
+    out = np.empty(y.shape[0])
+    for i in range(y.shape[0]):
+        out[i] = predictive(y, i, 0, zero, empty, tab)
+    return out
+
+
+def _state(kind, predictive, y, labels, sums, cache, tab, empty, alpha_dp):
+    item_new = _singletons(predictive, y, empty, tab)
+    return ReferenceSweep(_SWEEPS[kind], y, labels, sums, cache, tab, item_new, math.log(alpha_dp))
+
+
 def nig_reference(y, labels, mu0, kappa0, alpha0, beta0, alpha_dp):
     """Hand-written NIG sweep state (data ``y (n, V)``, one row per item)."""
     if "nig" not in _SWEEPS:
@@ -197,11 +212,9 @@ def nig_reference(y, labels, mu0, kappa0, alpha0, beta0, alpha_dp):
     counts = np.bincount(labels, minlength=n)
     for c in np.flatnonzero(counts):
         _nig_refresh(c, counts[c], sums, cache, tab)
-    empty = np.zeros((1, 2 + 2 * V))
+    empty = np.zeros((2, 2 + 2 * V))
     _nig_refresh(0, 0, np.zeros((1, 2 * V)), empty, tab)
-    item_new = np.array([_nig_predictive(y, i, 0, counts, empty, tab) for i in range(n)])
-    return ReferenceSweep(_SWEEPS["nig"], y, labels, sums, cache, tab, item_new,
-                          math.log(alpha_dp))  # fmt: skip
+    return _state("nig", _nig_predictive, y, labels, sums, cache, tab, empty, alpha_dp)
 
 
 # ----------------------------------------------------------------------------- NIW
@@ -343,7 +356,4 @@ def niw_reference(y, labels, mu0, kappa0, nu0, psi0, alpha_dp):
     empty[0, 1 : 1 + V] = mu0
     empty[0, 1 + V :] = psi0.ravel()
     _niw_factor(0, empty, V)
-    zero = np.zeros(1, np.int64)
-    item_new = np.array([_niw_predictive(y, i, 0, zero, empty, tab) for i in range(n)])
-    return ReferenceSweep(_SWEEPS["niw"], y, labels, sums, cache, tab, item_new,
-                          math.log(alpha_dp))  # fmt: skip
+    return _state("niw", _niw_predictive, y, labels, sums, cache, tab, empty, alpha_dp)

@@ -240,3 +240,24 @@ def test_both_forms_sample_the_same_chain_statistics():
                                   progressbar=False, compute_convergence_checks=False)  # fmt: skip
         draws[spec] = idata.posterior["z"].values
     np.testing.assert_array_equal(draws[True], draws[False])
+
+
+def test_vectorisable_exponential_within_one_ulp():
+    import numba
+
+    from pymc_partition.predictive._exp import exp_nonpositive
+
+    @numba.njit
+    def many(x):
+        out = np.empty_like(x)
+        for k in range(x.size):
+            out[k] = exp_nonpositive(x[k])
+        return out
+
+    rng = np.random.default_rng(0)
+    x = -np.concatenate([np.linspace(0.0, 708.0, 200_001), rng.exponential(3.0, 100_000),
+                         np.abs(rng.normal(0.0, 1e-6, 1000)), [0.0, 5e-324, 1e-300]])  # fmt: skip
+    got, want = many(x), np.exp(x)
+    assert np.max(np.abs(got - want) / np.spacing(want)) <= 1.0
+    clamped = many(np.array([-800.0, -1e308]))  # the floor e^-708, what the callers need
+    assert np.all(np.abs(clamped - np.exp(-708.0)) <= np.spacing(np.exp(-708.0)))

@@ -55,8 +55,8 @@ PRED_SIG = numba.void(I1, i8, i8, i8, i8)
 REMOVE_SIG = f8(I1, i8, i8)
 #: ``add(ctx, c, i, lp)``
 ADD_SIG = numba.void(I1, i8, i8, f8)
-#: ``init(ctx, c)``
-INIT_SIG = numba.void(I1, i8)
+#: ``init(ctx, c) -> float``: rebuild slot ``c``'s cache, return its log marginal
+INIT_SIG = f8(I1, i8)
 #: ``item_log_marginals(X, lm_addr) -> lm of every row``
 ITEM_LM_SIG = F1(F2, I1)
 

@@ -101,6 +101,16 @@ def _remove(ctx, c, i):
 def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     _fill(params, stats, cache, c)
+    V = int(params[0])
+    n = stats[c, 0]
+    lm = 0.0
+    for v in range(V):
+        a, b, S = params[1 + v], params[1 + V + v], stats[c, 1 + v]
+        lm += (
+            math.lgamma(a + S) - math.lgamma(a) + math.lgamma(b + n - S) - math.lgamma(b)
+            - math.lgamma(a + b + n) + math.lgamma(a + b)
+        )  # fmt: skip
+    return lm
 
 
 def beta_bernoulli_form(family, item_stats):

@@ -44,9 +44,17 @@ def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     V, K = int(params[0]), int(params[1])
     _normaliser(params, stats, cache, c)
+    A = params[2]
+    n = 0.0
+    for k in range(K):
+        n += stats[c, k]
+    lm = V * (math.lgamma(A) - math.lgamma(A + n))
     for v in range(V):
         for k in range(K):
-            cache[c, 1 + v * K + k] = math.log(params[_HEAD + k] + stats[c, v * K + k])
+            alpha, count = params[_HEAD + k], stats[c, v * K + k]
+            cache[c, 1 + v * K + k] = math.log(alpha + count)
+            lm += math.lgamma(alpha + count) - math.lgamma(alpha)
+    return lm
 
 
 @numba.njit(nogil=True, cache=True, inline="always")

@@ -19,8 +19,10 @@ per-item terms computed once (``aux``). Four functions with fixed numba signatur
 ``add(ctx, c, i, lp)``
     called after the kernel added item ``i``'s statistics to ``stats[c]``; ``lp`` is the log
     predictive ``pred`` gave for that move;
-``init(ctx, c)``
-    rebuilds ``cache[c]`` from the summed statistics ``stats[c]`` alone.
+``init(ctx, c) -> lm``
+    rebuilds ``cache[c]`` from the summed statistics ``stats[c]`` alone and returns the cluster's
+    log marginal ``lm(S)`` (the kernels' per-step rebuild and split-merge's acceptance ratios use
+    it, so they never call the graph).
 
 ``stats`` and ``cache`` have one spare last row the functions may use as scratch memory.
 
@@ -99,8 +101,8 @@ def check_form(form, lm, X, n_trials=12, rng=None, rtol=1e-8):
     """Check a predictive form against the compiled graph on clusters drawn from ``X``.
 
     For random clusters ``S`` (sums of item rows, sizes from 1 to half the items) and items
-    ``x_i`` outside them, checks ``pred`` and ``remove`` against ``lm(S + x_i) - lm(S)`` and
-    ``add``/``init`` through the predictive of a further item. ``lm`` is the compiled graph
+    ``x_i`` outside them, checks ``init`` against ``lm(S)``, ``pred`` and ``remove`` against
+    ``lm(S + x_i) - lm(S)`` and ``add`` through the predictive of a further item. ``lm`` is the compiled graph
     (:func:`~pymc_partition.step_methods.compile_log_marginal`).
 
     Raises
@@ -138,7 +140,9 @@ def check_form(form, lm, X, n_trials=12, rng=None, rtol=1e-8):
         want_j = lm_sij - lm_si
         scale = 1.0 + abs(lm_s) + abs(lm_si) + abs(lm_sij)
         stats[0] = S
-        form.init(ctx, 0)
+        err = abs(form.init(ctx, 0) - lm_s) / scale
+        if not err <= worst:
+            worst, where = err, ("init (the log marginal)", size, form.init(ctx, 0), lm_s)
         got = {"pred": pred(0, i)}
         stats[1] = S + X[i] + X[j]
         form.init(ctx, 1)

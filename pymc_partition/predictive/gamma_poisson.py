@@ -35,11 +35,14 @@ def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     V = int(params[0])
     n = stats[c, 0]
+    lm = 0.0
     for v in range(V):
         a, b = params[_HEAD + v], params[_HEAD + V + v]
         aS = a + stats[c, 1 + v]
         cache[c, 2 * v] = aS * math.log(b + n) - math.lgamma(aS)
         cache[c, 2 * v + 1] = math.log(b + n + params[1])
+        lm += a * math.log(b) - math.lgamma(a) - cache[c, 2 * v] - stats[c, 1 + V + v]
+    return lm
 
 
 @numba.njit(nogil=True, cache=True, inline="always")

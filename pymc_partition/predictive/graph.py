@@ -49,6 +49,7 @@ def _add(ctx, c, i, lp):
 def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     cache[c, 0] = lm_of(ctx)(stats[c])
+    return cache[c, 0]
 
 
 def graph_form(item_stats):

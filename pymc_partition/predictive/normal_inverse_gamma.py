@@ -15,7 +15,8 @@ row count ``r``. A candidate costs one ``log1p`` per variable; items with anothe
 the direct formula.
 
 Cache of a cluster: ``[T[n] - sum_v (r/2) log beta_v, (m_v, kappa r/(2 kappa' beta_v),
-1/(2 beta_v), alpha'_v) for each v]``. Per-item terms: ``[r, (ybar_v, W_v) for each v]``.
+1/(2 beta_v), alpha'_v) for each v]``. Per-item terms: ``[r, (ybar_v, W_v) for each v]``. The log
+marginal itself is ``L[n] - sum_v alpha_v log beta_v`` with ``L`` tabulated too.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ __all__ = ["normal_inverse_gamma_form"]
 
 _NJIT = dict(nogil=True, cache=True)
 _LOG_2PI = math.log(2 * math.pi)
-_HEAD = 2  # params: [V, r, mu0 (V), kappa0 (V), alpha0 (V), beta0 (V), table (N + 1)]
+# params: [V, r, N + 1, mu0 (V), kappa0 (V), alpha0 (V), beta0 (V), T (N + 1), L (N + 1)]
+_HEAD = 3
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -56,16 +58,21 @@ def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     V = int(params[0])
     r = params[1]
-    K = params[_HEAD + 4 * V + int(stats[c, 0] + 0.5)]
+    n = int(stats[c, 0] + 0.5)
+    K = params[_HEAD + 4 * V + n]
+    lm = params[_HEAD + 4 * V + int(params[2]) + n]
     for v in range(V):
         kap, alpha, m, beta = _cluster(params, stats, c, v)
-        K -= 0.5 * r * math.log(beta)
+        log_beta = math.log(beta)
+        K -= 0.5 * r * log_beta
+        lm -= alpha * log_beta
         o = 1 + 4 * v
         cache[c, o] = m
         cache[c, o + 1] = 0.5 * kap * r / ((kap + r) * beta)
         cache[c, o + 2] = 0.5 / beta
         cache[c, o + 3] = alpha + 0.5 * r
     cache[c, 0] = K
+    return lm
 
 
 @numba.njit(nogil=True, cache=True)
@@ -131,14 +138,23 @@ def normal_inverse_gamma_form(family, item_stats):
     values, counts = np.unique(rows, return_counts=True)
     r = float(values[np.argmax(counts)])
     n = np.arange(int(round(rows.sum())) + 1, dtype=float)[:, None]
-    table = np.sum(
+    T = np.sum(
         -0.5 * r * _LOG_2PI
         + 0.5 * (np.log(k0 + n) - np.log(k0 + n + r))
         + gammaln(a0 + 0.5 * (n + r))
         - gammaln(a0 + 0.5 * n),
         axis=1,
     )
-    params = np.concatenate([[V, r], mu0, k0, a0, b0, table])
+    # the log marginal is L[n] - sum_v alpha_v log beta_v
+    L = np.sum(
+        -0.5 * n * _LOG_2PI
+        + 0.5 * (np.log(k0) - np.log(k0 + n))
+        + a0 * np.log(b0)
+        + gammaln(a0 + 0.5 * n)
+        - gammaln(a0),
+        axis=1,
+    )
+    params = np.concatenate([[V, r, n.shape[0]], mu0, k0, a0, b0, T, L])
     s1, s2 = X[:, 1 : 1 + V], X[:, 1 + V : 1 + 2 * V]
     d = s1 - rows[:, None] * mu0  # sums of (y - mu0) and (y - mu0)^2 over the item's rows
     q = s2 - 2.0 * mu0 * s1 + rows[:, None] * mu0**2

@@ -18,7 +18,8 @@ Items with several rows (replicates) would need a rank-``r`` change: the form de
 samplers use the compiled graph.
 
 Cache of a cluster: ``[base, (nu+1)/2, rho, log|Psi_n|, updates since rebuild, mu_n (V),
-1/diag(L) (V), L (V*V, row-major lower triangle)]``.
+1/diag(L) (V), L (V*V, row-major lower triangle)]``. The log marginal itself is
+``M[n] - (nu0 + n)/2 log|Psi_n|`` with ``M`` tabulated too.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ from .form import PredictiveForm
 __all__ = ["normal_inverse_wishart_form", "REFRESH"]
 
 _NJIT = dict(nogil=True, cache=True)
-_HEAD = 4  # params: [V, kappa0, nu0, refresh, mu0 (V), psi0 (V*V), table (N + 1)]
+# params: [V, kappa0, nu0, refresh, N + 1, mu0 (V), psi0 (V*V), T (N + 1), M (N + 1)]
+_HEAD = 5
 _MU = 5  # cache offsets
 REFRESH = 32  #: rank-one changes of a cluster's factor between rebuilds from its statistics
 
@@ -92,6 +94,8 @@ def _init(ctx, c):
             cache[c, iL + i * V + j] = s / ljj
     _set_scalars(params, cache, c, n, logdet)
     cache[c, 4] = 0.0
+    nt = int(params[4])
+    return params[_HEAD + V + V * V + nt + int(n + 0.5)] - 0.5 * (params[2] + n) * logdet
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -200,10 +204,19 @@ def normal_inverse_wishart_form(family, item_stats):
         - gammaln(0.5 * (nu0 + n)[:, None] + (1 - j) / 2.0),
         axis=1,
     )
-    table = -0.5 * V * math.log(math.pi) + log_gamma_ratio + 0.5 * V * (
+    T = -0.5 * V * math.log(math.pi) + log_gamma_ratio + 0.5 * V * (
         np.log(k0 + n) - np.log(k0 + n + 1)
     )
-    params = np.concatenate([[V, k0, nu0, REFRESH], family.mu0, family.psi0.ravel(), table])
+    # the log marginal is M[n] - (nu0 + n)/2 log|Psi_n|
+    M = (
+        -0.5 * n * V * math.log(math.pi)
+        + np.sum(gammaln(0.5 * (nu0 + n)[:, None] + (1 - j) / 2.0) - gammaln(0.5 * nu0 + (1 - j) / 2.0), axis=1)
+        + 0.5 * nu0 * family._logdet_psi0
+        + 0.5 * V * (np.log(k0) - np.log(k0 + n))
+    )  # fmt: skip
+    params = np.concatenate(
+        [[V, k0, nu0, REFRESH, n.shape[0]], family.mu0, family.psi0.ravel(), T, M]
+    )
     aux = np.ascontiguousarray(X[:, 1 : 1 + V])
     return PredictiveForm(
         f"NormalInverseWishart(V={V})", params, aux, _MU + 2 * V + V * V,

@@ -120,6 +120,7 @@ class PartitionStep(BlockedStep):
         self._log_h = np.ascontiguousarray(spec.log_h, dtype=np.float64)
         self._lm = None
         self._model = None
+        self._entry = None  # the compiled kernel for our argument types (skips numba's dispatch)
         self._last = None
         self._block = kernels.BLOCK  # Gibbs visiting order (tests shrink it to reach the blocks)
         self._compile()
@@ -170,19 +171,25 @@ class PartitionStep(BlockedStep):
         )  # fmt: skip
 
     def _call_kernel(self, seed, labels, reuse, out, n_gibbs=None, n_split_merge=None, thin=None):
-        return kernels.run_step(
+        args = (
             seed, labels, reuse, self._model, self._state, self._work,
             self._n_gibbs if n_gibbs is None else n_gibbs,
             self._n_split_merge if n_split_merge is None else n_split_merge,
             self._n_scans, self._gibbs_probability,
             self.thin if thin is None else thin, self._block, out,
         )  # fmt: skip
+        if self._entry is None:
+            res = kernels.run_step(*args)
+            self._entry = kernels.compiled_entry(kernels.run_step, args)
+            return res
+        return self._entry(*args)
 
     def __getstate__(self):
         state = self.__dict__.copy()
         # compiled code and its addresses are process-local: rebuilt after unpickling
         state["_lm"] = None
         state["_model"] = None
+        state["_entry"] = None
         state["_last"] = None
         return state
 

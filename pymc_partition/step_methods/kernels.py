@@ -5,8 +5,8 @@ A kernel sees three bundles (named tuples of preallocated arrays, built by the s
 :class:`Model` (read only)
     ``X (n, k)`` per-item statistics; ``item_lm (n,)`` each item's singleton log marginal;
     ``log_g``, ``log_h`` the prior's tables (``log pi(z) = log_g[C] + sum_c log_h[n_c]``);
-    ``lm_addr`` and ``form_addr`` the compiled log marginal and the predictive form's four
-    functions, as addresses; ``ctx`` the form's context (its constants and per-item terms, and
+    ``lm_addr`` and ``form_addr`` the compiled log marginal (for ``item_log_marginals``) and the
+    predictive form's four functions, as addresses; ``ctx`` the form's context (its constants and per-item terms, and
     the state's ``stats`` and ``cache``; :mod:`pymc_partition.predictive._types`).
 :class:`State` (updated in place; ``n + 3`` slot rows)
     ``z (n,)`` cluster slot of each item; ``counts``, ``stats (., k)``, ``clm`` and
@@ -21,9 +21,9 @@ A kernel sees three bundles (named tuples of preallocated arrays, built by the s
 An item's candidate clusters cost one call of the form's ``pred`` (:mod:`pymc_partition.
 predictive`) for all of them: for the specialised forms a few arithmetic operations and a
 logarithm per variable and candidate, for the graph form one call of the family's compiled
-pytensor graph per candidate. Cluster log marginals
-(``clm``, needed by split-merge's acceptance ratio) are carried along by adding the log
-predictives of the moves, and recomputed from the graph, with every sum, at the end of each step.
+pytensor graph per candidate. Cluster log marginals (``clm``, needed by split-merge's acceptance
+ratio) are carried along by adding the log predictives of the moves, and recomputed by the form's
+``init`` from exact sums at the end of each step.
 
 Random numbers come from numba's own generator, seeded once per step from the step's numpy
 ``Generator`` (``np.random.seed`` inside the kernel), so a PyMC ``random_seed`` fixes the draws.
@@ -51,6 +51,7 @@ __all__ = [
     "State",
     "Work",
     "allocate",
+    "compiled_entry",
     "run_step",
     "build_state",
     "gibbs_sweep",
@@ -65,6 +66,18 @@ _NJIT = dict(nogil=True, cache=True)
 Model = namedtuple("Model", "X item_lm log_g log_h lm_addr form_addr ctx")
 State = namedtuple("State", "z counts stats clm cache active pos free meta")
 Work = namedtuple("Work", "cand logw order members side slot")
+
+
+def compiled_entry(dispatcher, args):
+    """The compiled entry point of ``dispatcher`` for the types of ``args``, or the dispatcher.
+
+    Calling it skips numba's typing of the arguments on every call (about 3 us for the named
+    tuples of :func:`run_step`, a tenth of a Gibbs sweep of the paper's 14 items). The caller
+    must keep passing arguments of the same types.
+    """
+    sig = tuple(numba.typeof(a) for a in args)
+    cres = dispatcher.overloads.get(sig)
+    return getattr(cres, "entry_point", None) or dispatcher
 
 
 def allocate(n_items, n_stats, cache_width):
@@ -87,14 +100,9 @@ def allocate(n_items, n_stats, cache_width):
 # Hot loops read the bundles' fields once, into locals, and pass arrays explicitly: reading a
 # named-tuple field inside a loop costs a reference-count increment and decrement each time.
 @numba.njit(nogil=True, cache=True, inline="always")
-def _lm(m, s, c):
-    """The graph's log marginal of slot ``c``'s statistics."""
-    return lm_from_addresses(m.lm_addr[0], m.lm_addr[1])(s.stats[c])
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
 def _init(m, c):
-    init_from_addresses(m.form_addr[6], m.form_addr[7])(m.ctx, c)
+    """Rebuild slot ``c``'s form cache from its statistics; returns its log marginal."""
+    return init_from_addresses(m.form_addr[6], m.form_addr[7])(m.ctx, c)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -263,8 +271,7 @@ def build_state(labels, m, s):
             s.active[s.meta[0]] = c
             s.pos[c] = s.meta[0]
             s.meta[0] += 1
-            s.clm[c] = _lm(m, s, c)
-            _init(m, c)
+            s.clm[c] = _init(m, c)
         else:
             s.clm[c] = 0.0
     # free stack: smallest free slot on top
@@ -333,8 +340,8 @@ def gibbs_sweep(m, s, w, block):
             for v in range(d):
                 stats[c, v] = X[i, v]
             counts[c] = 1
-            clm[c] = item_lm[i]
             _init(m, c)
+            clm[c] = item_lm[i]
         else:
             c = active[a]
             _put(add, ctx, X, stats, counts, clm, c, i, cand[a])
@@ -410,8 +417,7 @@ def _launch(m, s, w, i, j, n_members, n_scans, launch_sides):
         for v in range(d):
             s.stats[n + sd, v] += m.X[k, v]
     for c in (n, n + 1):
-        s.clm[c] = _lm(m, s, c)
-        _init(m, c)
+        s.clm[c] = _init(m, c)
     for _ in range(n_scans):
         restricted_scan(m, s, w, n_members, launch_sides[:0])
 
@@ -474,7 +480,7 @@ def split_merge_move(m, s, w, n_scans):
     r = n + 2  # scratch slot: the merged cluster
     for v in range(d):
         s.stats[r, v] = s.stats[ci, v] + s.stats[cj, v]
-    lm_merged = _lm(m, s, r)
+    lm_merged = _init(m, r)
     n_i = s.counts[ci]
     n_j = s.counts[cj]
     log_acc = (
@@ -490,9 +496,8 @@ def split_merge_move(m, s, w, n_scans):
             s.stats[cj, v] = 0.0
         s.counts[ci] = n_i + n_j
         s.counts[cj] = 0
-        s.clm[ci] = lm_merged
         s.clm[cj] = 0.0
-        _init(m, ci)
+        s.clm[ci] = _init(m, ci)
         s.z[j] = ci
         for q in range(n_members):
             s.z[w.members[q]] = ci

@@ -2,9 +2,11 @@
 
 A step reads the model once at construction (:func:`~pymc_partition.partition_spec`: the prior's
 ``log_g``/``log_h`` tables, the family and the per-item statistics), compiles the family's
-pytensor log marginal with the numba backend (:mod:`.compile`) and runs each PyMC step as one
-call of a compiled kernel (:mod:`.kernels`). Random numbers come from ``self.rng``, the numpy
-Generator PyMC sets per chain: each step draws a seed from it for numba's generator.
+pytensor log marginal with the numba backend (:mod:`.compile`), takes the family's specialised
+predictive form if it has one and it agrees with the graph on the model's data
+(:mod:`pymc_partition.predictive`; else the graph's), and runs each PyMC step as one call of a
+compiled kernel (:mod:`.kernels`). Random numbers come from ``self.rng``, the numpy Generator
+PyMC sets per chain: each step draws a seed from it for numba's generator.
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 The family's :meth:`~pymc_partition.ConjugateFamily.log_marginal` graph stays the single source of
 truth: it is compiled once per family (and statistics width) with pytensor's numba backend, and
-the resulting numba dispatcher (``fn.vm.jit_fn``) is called from inside the ``@numba.njit`` sweep
-kernels of :mod:`pymc_partition.step_methods.kernels`, with no Python dispatch per call.
+the resulting numba dispatcher (``fn.vm.jit_fn``) is called from compiled code with no Python
+dispatch per call: by the graph predictive form (:mod:`pymc_partition.predictive.graph`, one call
+per candidate cluster) when a family has no specialised form, and to check a specialised form
+against the graph (:func:`pymc_partition.predictive.check_form`).
 
 Calling convention of the dispatcher (checked experimentally with pytensor 2.38): it takes the
 function's inputs as arrays (here one C-contiguous float64 vector of summed statistics) and

@@ -15,7 +15,9 @@ class GibbsPartition(PartitionStep):
 
     Each step performs ``n_sweeps`` sweeps; a sweep visits every item once, in a fresh random
     order, and draws its cluster from the full conditional over all existing clusters and one
-    new cluster. With the other items' clusters of sizes :math:`n_c` (item removed), summed
+    new cluster. (Up to 64 items the order is a uniformly random permutation; beyond, the blocks of
+    64 consecutive items come in a random order and the items of a block one after the other,
+    which keeps memory accesses sequential: ``kernels.visiting_order``.) With the other items' clusters of sizes :math:`n_c` (item removed), summed
     statistics :math:`S_c` and :math:`C` clusters, the conditional is proportional to
 
     .. math::
@@ -26,9 +28,14 @@ class GibbsPartition(PartitionStep):
         \quad\text{(new cluster)},
 
     with :math:`\log \pi(z) = \log g(C) + \sum_c \log h(n_c)` the exchangeable prior and
-    :math:`\log m` the family's cluster log marginal likelihood. Per-cluster statistics and log
-    marginals are cached, so one item costs :math:`O(C d)`; the sweep runs in compiled numba code
-    that calls the family's pytensor graph compiled with pytensor's numba backend.
+    :math:`\log m` the family's cluster log marginal likelihood. The sweep runs in compiled numba
+    code. The difference :math:`\log m(S_c + x_i) - \log m(S_c)` comes from the family's
+    predictive form (:meth:`~pymc_partition.ConjugateFamily.predictive_form`): per-cluster
+    quantities cached and updated as items move, constants folded, count-only terms tabulated
+    (and, for ``NormalInverseWishart``, a Cholesky factor updated by rank one), so a candidate
+    costs a few operations per variable; families without one evaluate their pytensor graph,
+    compiled with pytensor's numba backend, per candidate. Either way one item costs
+    :math:`O(C d)`.
 
     Parameters
     ----------

@@ -15,6 +15,8 @@ arrays keeps them alive while the context is in use.
 
 from __future__ import annotations
 
+import warnings
+
 import numba
 import numpy as np
 from llvmlite import ir
@@ -41,6 +43,16 @@ __all__ = [
     "init_from_addresses",
 ]
 
+# Compiling the kernels (once; then numba's disk cache) warns that first-class function types
+# are experimental. They are the documented way to pass compiled functions around; the warning
+# says nothing to our users, so it is silenced for this package's code only.
+warnings.filterwarnings(
+    "ignore",
+    message="First-class function type feature is experimental",
+    category=numba.core.errors.NumbaExperimentalFeatureWarning,
+    module=r".*pymc_partition",
+)
+
 f8 = numba.float64
 i8 = numba.int64
 F1 = numba.types.Array(f8, 1, "C")
@@ -61,7 +73,8 @@ INIT_SIG = f8(I1, i8)
 ITEM_LM_SIG = F1(F2, I1)
 
 # context layout
-_PARAMS, _N_PARAMS, _STATS, _N_SLOTS, _N_STATS, _CACHE, _WIDTH, _AUX, _N_ITEMS, _AUX_WIDTH = range(10)
+(_PARAMS, _N_PARAMS, _STATS, _N_SLOTS, _N_STATS, _CACHE, _WIDTH, _AUX, _N_ITEMS,
+ _AUX_WIDTH) = range(10)
 _LM = 10  # two entries: the compiled log marginal's addresses
 _CONTEXT_SIZE = 12
 

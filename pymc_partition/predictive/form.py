@@ -102,7 +102,8 @@ def check_form(form, lm, X, n_trials=12, rng=None, rtol=1e-8):
 
     For random clusters ``S`` (sums of item rows, sizes from 1 to half the items) and items
     ``x_i`` outside them, checks ``init`` against ``lm(S)``, ``pred`` and ``remove`` against
-    ``lm(S + x_i) - lm(S)`` and ``add`` through the predictive of a further item. ``lm`` is the compiled graph
+    ``lm(S + x_i) - lm(S)`` and ``add`` through the predictive of a further item. ``lm`` is the
+    compiled graph
     (:func:`~pymc_partition.step_methods.compile_log_marginal`).
 
     Raises

@@ -6,8 +6,8 @@ offset ``m = D / kappa`` (``D = sum (y - mu0)``) and ``beta = beta0 + (Q - D^2/k
 scatter ``W = q - d^2/r`` moves ``beta`` to
 ``beta' = beta + W/2 + kappa r / (2 kappa') (ybar - m)^2`` with ``kappa' = kappa + r``, so
 
-    lm(S + x) - lm(S) = T[n] - sum_v (r/2) log beta_v
-                        - sum_v alpha'_v log1p((W_v/2 + kappa r/(2 kappa') (ybar_v - m_v)^2) / beta_v)
+    lm(S + x) - lm(S) = T[n] - sum_v (r/2) log beta_v - sum_v alpha'_v log1p(u_v / beta_v),
+    u_v = W_v/2 + kappa r/(2 kappa') (ybar_v - m_v)^2
 
 where ``alpha' = alpha + r/2`` and ``T[n] = sum_v [-r/2 log(2 pi) + (log kappa - log kappa')/2 +
 lgamma(alpha') - lgamma(alpha)]`` depends on ``n`` only and is tabulated for the most common item

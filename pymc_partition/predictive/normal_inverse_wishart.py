@@ -210,7 +210,8 @@ def normal_inverse_wishart_form(family, item_stats):
     # the log marginal is M[n] - (nu0 + n)/2 log|Psi_n|
     M = (
         -0.5 * n * V * math.log(math.pi)
-        + np.sum(gammaln(0.5 * (nu0 + n)[:, None] + (1 - j) / 2.0) - gammaln(0.5 * nu0 + (1 - j) / 2.0), axis=1)
+        + np.sum(gammaln(0.5 * (nu0 + n)[:, None] + (1 - j) / 2.0)
+                 - gammaln(0.5 * nu0 + (1 - j) / 2.0), axis=1)
         + 0.5 * nu0 * family._logdet_psi0
         + 0.5 * V * (np.log(k0) - np.log(k0 + n))
     )  # fmt: skip

@@ -82,8 +82,8 @@ def compile_log_marginal(family, n_stats):
     -------
     CompiledLogMarginal
         ``.dispatcher`` is ``lm(stats: float64[::1]) -> float64``, compiled with the signature
-        :data:`~pymc_partition.predictive._types.LM_SIG` so that the kernels call it as a first-class function (one
-        compiled kernel serves every family); ``.addresses`` is how the kernels receive it. It
+        :data:`~pymc_partition.predictive._types.LM_SIG` so that compiled code calls it as a
+        first-class function (one compiled kernel serves every family); ``.addresses`` is how the kernels receive it. It
         wraps pytensor's dispatcher ``fn.vm.jit_fn``, which returns a 1-tuple of 0-d arrays.
         Compiled once per process for equal families (cached by the family's pickled state).
     """

@@ -15,10 +15,11 @@ class GibbsPartition(PartitionStep):
 
     Each step performs ``n_sweeps`` sweeps; a sweep visits every item once, in a fresh random
     order, and draws its cluster from the full conditional over all existing clusters and one
-    new cluster. (Up to 64 items the order is a uniformly random permutation; beyond, the blocks of
-    64 consecutive items come in a random order and the items of a block one after the other,
-    which keeps memory accesses sequential: ``kernels.visiting_order``.) With the other items' clusters of sizes :math:`n_c` (item removed), summed
-    statistics :math:`S_c` and :math:`C` clusters, the conditional is proportional to
+    new cluster. (Up to 64 items the order is a uniformly random permutation; beyond, the blocks
+    of 64 consecutive items come in a random order and the items of a block one after the other,
+    which keeps memory accesses sequential: ``kernels.visiting_order``.) With the other items'
+    clusters of sizes :math:`n_c` (item removed), summed statistics :math:`S_c` and :math:`C`
+    clusters, the conditional is proportional to
 
     .. math::
 

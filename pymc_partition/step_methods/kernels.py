@@ -6,8 +6,9 @@ A kernel sees three bundles (named tuples of preallocated arrays, built by the s
     ``X (n, k)`` per-item statistics; ``item_lm (n,)`` each item's singleton log marginal;
     ``log_g``, ``log_h`` the prior's tables (``log pi(z) = log_g[C] + sum_c log_h[n_c]``);
     ``lm_addr`` and ``form_addr`` the compiled log marginal (for ``item_log_marginals``) and the
-    predictive form's four functions, as addresses; ``ctx`` the form's context (its constants and per-item terms, and
-    the state's ``stats`` and ``cache``; :mod:`pymc_partition.predictive._types`).
+    predictive form's four functions, as addresses; ``ctx`` the form's context (its constants
+    and per-item terms, and the state's ``stats`` and ``cache``;
+    :mod:`pymc_partition.predictive._types`).
 :class:`State` (updated in place; ``n + 3`` slot rows)
     ``z (n,)`` cluster slot of each item; ``counts``, ``stats (., k)``, ``clm`` and
     ``cache (., w)`` size, summed statistics, log marginal and form cache of each slot;

@@ -3,6 +3,7 @@
 Run from the repository root::
 
     python benchmarks/bench_samplers.py [--data /path/to/arabidopsis_messerli2007.csv] [--quick]
+                                        [--previous REV] [--no-chains]
 
 The Arabidopsis CSV is ``--data``, else ``$PMP_ARABIDOPSIS_CSV``, else
 ``../shared/data/arabidopsis_messerli2007.csv`` beside the clone
@@ -14,18 +15,26 @@ Measured, all per draw (one draw = one full sweep over the items for the Gibbs-t
 (a) the baseline a PyMC user writes today: ``pm.Categorical`` labels (14 labels, 14 categories)
     and a ``pm.Potential`` with the same marginal likelihood (``marginal_loglik_graph``) plus the
     partition prior corrected for labelled allocations, sampled through ``pm.sample`` by
-    ``CategoricalGibbsMetropolis`` (``proposal="proportional"``: every category of every label
-    scored, the Gibbs-like sweep; ``"uniform"`` also shown);
+    ``CategoricalGibbsMetropolis`` (``proposal="uniform"``, the baseline of the targets;
+    ``"proportional"``, which scores every category of every label, shown once: PyMC sometimes
+    stops it with "probabilities do not sum to 1");
 (b) a hand-written numba collapsed Gibbs sweep of the same model (spike-and-slab formula
-    hard-coded, cached per-cluster statistics, no PyMC);
-(c) ``GibbsPartition`` and ``SplitMerge`` through ``pm.sample`` (chains=1, cores=1; compile time
-    excluded: steps are built, and thereby compiled, before sampling; time from PyMC's own
-    ``sampling_time``);
-(d) linear scaling: ``GibbsPartition`` per-sweep time at 1,000, 10,000 and 100,000 items on
-    simulated Normal-Inverse-Gamma data (2 variables, 4 well separated clusters, DP prior with
-    small concentration, started at the simulated partition so C stays bounded; C reported).
+    hard-coded as ``logaddexp``, cached per-cluster statistics, no PyMC);
+(c) ``GibbsPartition``, ``SplitMerge`` (default mix) and ``SplitMerge.badly_mixing`` through
+    ``pm.sample`` (chains=1, cores=1; steps built, and thereby compiled, before sampling; time from
+    PyMC's own ``sampling_time``). (a) and (c) are timed in interleaved rounds and each ratio is
+    the median over the rounds of the per-round ratio, which the machine's load affects least;
+(d) with ``--previous REV``: ``GibbsPartition`` and ``SplitMerge`` of the package at git revision
+    ``REV`` on the same model, in a subprocess (needs git and the repository);
+(e) many chains (skip with ``--no-chains``): wall-clock of ``pm.sample(chains=4, cores=2)`` with
+    50,000 draws (``--quick``: 5,000), without thinning (``thin=1``) and with ``thin=5`` (five
+    sweeps or split-merge steps per draw: PyMC's pipe round trip between the processes, about
+    60 us, is paid once per draw), both for the same number of sweeps and for the same number of
+    draws.
 
-Ratios printed: baseline / ours (target >= 20x) and ours / hand-written (target <= 2x).
+Ratios printed: baseline / ours (target >= 20x) and ours / hand-written (target <= 2x). Scaling
+to many items is ``benchmarks/bench_sweeps.py``; which split-merge mix mixes best per second is
+``benchmarks/bench_mix.py``.
 """
 
 from __future__ import annotations
@@ -49,7 +58,6 @@ from scipy.special import gammaln  # noqa: E402
 
 import pymc_partition as pmp  # noqa: E402
 from pymc_partition.datasets import arabidopsis_path  # noqa: E402
-from pymc_partition.families.base import ConjugateFamily  # noqa: E402
 from pymc_partition.likelihood import marginal_loglik_graph  # noqa: E402
 from pymc_partition.model_spec import partition_spec  # noqa: E402
 from pymc_partition.paper.constants import EB_HYPERPARAMETERS as HYPER  # noqa: E402
@@ -224,103 +232,65 @@ def time_hand_written(stats, log_g, log_h, sweeps):
     return dt, float(np.mean(n_cl))
 
 
-# ----------------------------------------------------------------------------- (c) ours
-def time_step(model, make_step, draws, repeats=3):
-    t0 = time.perf_counter()
-    with model:
-        step = make_step(model)
-    compile_s = time.perf_counter() - t0
-    per_draw = []
-    with model:
-        pm.sample(draws=200, tune=0, chains=1, cores=1, step=step, progressbar=False,
-                  compute_convergence_checks=False, random_seed=0)  # fmt: skip
-        for r in range(repeats):
-            idata = pm.sample(draws=draws, tune=0, chains=1, cores=1, step=step,
-                              progressbar=False, compute_convergence_checks=False,
-                              random_seed=r + 1)  # fmt: skip
-            per_draw.append(idata.sample_stats.attrs["sampling_time"] / draws)
-    n_cl = float(idata.sample_stats["n_clusters"].mean())
-    return float(np.median(per_draw)), n_cl, compile_s
-
-
-# ----------------------------------------------------------------------------- (d) scaling
-class _LocalNIG(ConjugateFamily):
-    """Normal-Inverse-Gamma, independent per variable (fallback if the package has none)."""
-
-    _param_names = ("mu0", "kappa0", "alpha0", "beta0")
-
-    def __init__(self, mu0=0.0, kappa0=1.0, alpha0=1.0, beta0=1.0):
-        self.mu0, self.kappa0, self.alpha0, self.beta0 = map(float, (mu0, kappa0, alpha0, beta0))
-
-    def _item_stats(self, values, item_index, n_items):
-        n = np.bincount(item_index, minlength=n_items).astype(float)
-        s1 = np.zeros((n_items, values.shape[1]))
-        s2 = np.zeros((n_items, values.shape[1]))
-        np.add.at(s1, item_index, values)
-        np.add.at(s2, item_index, values**2)
-        return np.column_stack([n, s1, s2])
-
-    def log_marginal(self, stats):
-        stats = pt.as_tensor_variable(stats)
-        V = (stats.shape[-1] - 1) // 2
-        n = stats[..., 0][..., None]
-        s1, s2 = stats[..., 1 : 1 + V], stats[..., 1 + V :]
-        m0, k0, a0, b0 = self.mu0, self.kappa0, self.alpha0, self.beta0
-        kn = k0 + n
-        mn = (k0 * m0 + s1) / kn
-        an = a0 + n / 2
-        bn = b0 + 0.5 * (s2 + k0 * m0**2 - kn * mn**2)
-        t = (pt.gammaln(an) - gammaln(a0) + a0 * np.log(b0) - an * pt.log(bn)
-             + 0.5 * (np.log(k0) - pt.log(kn)) - 0.5 * n * np.log(2 * np.pi))  # fmt: skip
-        return pt.sum(t, axis=-1)
-
-
-class _ClosedFormDP(pmp.DirichletProcess):
-    """DP prior whose tables skip the generic O(N^3) normalization (DP tables are normalized)."""
-
-    def tables(self, n_items):
-        log_g, log_h = self._unnormalized_tables(int(n_items))
-        log_g = np.asarray(log_g, float).copy()
-        log_h = np.asarray(log_h, float).copy()
-        log_g[0], log_h[0] = -np.inf, 0.0
-        return log_g, log_h
-
-
-def nig_family():
-    try:
-        from pymc_partition.families.normal_inverse_gamma import NormalInverseGamma
-
-        return NormalInverseGamma(mu0=0.0, kappa0=0.1, alpha0=2.0, beta0=2.0), "package"
-    except ImportError:
-        return _LocalNIG(mu0=0.0, kappa0=0.1, alpha0=2.0, beta0=2.0), "local fallback"
-
-
-def time_scaling(n, family, draws):
-    rng = np.random.default_rng(n)
-    centers = np.array([[-6.0, -6.0], [-6.0, 6.0], [6.0, -6.0], [6.0, 6.0]])
-    truth = rng.integers(0, 4, n)
-    y = centers[truth] + rng.normal(0, 1.0, (n, 2))
-    with pm.Model() as m:
-        z = pmp.Partition("z", n_items=n, prior=_ClosedFormDP(alpha=0.01))
-        pmp.MarginalLikelihood("y", partition=z, family=family, observed=y)
-        t0 = time.perf_counter()
-        step = GibbsPartition([z])
-        compile_s = time.perf_counter() - t0
-        start = {"z": pmp.canonicalize(truth)}
-        pm.sample(draws=1, tune=0, chains=1, cores=1, step=step, progressbar=False,
-                  compute_convergence_checks=False, initvals=start, random_seed=0)  # fmt: skip
-        idata = pm.sample(draws=draws, tune=0, chains=1, cores=1, step=step, progressbar=False,
-                          compute_convergence_checks=False, initvals=start, random_seed=1)  # fmt: skip
-    per_sweep = idata.sample_stats.attrs["sampling_time"] / draws
-    return per_sweep, float(idata.sample_stats["n_clusters"].mean()), compile_s
-
-
 # ----------------------------------------------------------------------------- main
+def time_previous(rev, data_path, draws):
+    """Per-draw ``sampling_time`` of GibbsPartition and SplitMerge at git revision ``rev``."""
+    import json
+    import subprocess
+    import tempfile
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", os.path.join(here, ".."), "archive", rev,
+                                  "pymc_partition", "arviz_regen"],
+                                 check=True, capture_output=True).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        code = f"""
+import sys, json, warnings, logging
+warnings.filterwarnings("ignore"); logging.getLogger("pymc").setLevel(logging.ERROR)
+sys.path.insert(0, {tmp!r}); sys.path.insert(1, {here!r})
+import pymc as pm, pymc_partition as pmp
+from bench_samplers import load_data, HYPER
+y, idx, _ = load_data({None if data_path is None else str(data_path)!r})
+out = {{}}
+for name in ("GibbsPartition", "SplitMerge"):
+    with pm.Model():
+        z = pmp.Partition("z", n_items=int(idx.max()) + 1, prior=pmp.UniformMultinomialDirichlet())
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.SpikeSlabNormal(**HYPER), observed=y,
+                               item_index=idx)
+        step = getattr(pmp, name)([z])
+        kw = dict(tune=0, chains=1, cores=1, step=step, progressbar=False,
+                  compute_convergence_checks=False)
+        pm.sample(draws=200, random_seed=0, **kw)
+        times = sorted(pm.sample(draws={draws}, random_seed=r, **kw).posterior.attrs["sampling_time"]
+                       for r in (1, 2, 3))
+    out[name] = times[1] / {draws}  # the median of three
+print(json.dumps(out))
+"""
+        res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                             text=True, cwd=tmp)  # fmt: skip
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def sample_time(model, step, draws, seed, **kwargs):
+    """PyMC's ``sampling_time`` of ``draws`` draws (one chain, in-process unless told)."""
+    opts = dict(tune=0, chains=1, cores=1, progressbar=False, compute_convergence_checks=False)
+    opts.update(kwargs)
+    with model:
+        t0 = time.perf_counter()
+        idata = pm.sample(draws=draws, step=step, random_seed=seed, **opts)
+        wall = time.perf_counter() - t0
+    return idata, idata.posterior.attrs["sampling_time"], wall
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=None, help="Arabidopsis CSV (default: $PMP_ARABIDOPSIS_CSV, else "
                     "beside the clone, else simulated)")  # fmt: skip
-    ap.add_argument("--quick", action="store_true", help="fewer draws, scaling up to 10,000 items")
+    ap.add_argument("--quick", action="store_true", help="fewer draws and rounds")
+    ap.add_argument("--previous", metavar="REV", default=None,
+                    help="also time the samplers of the package at this git revision")  # fmt: skip
+    ap.add_argument("--no-chains", action="store_true", help="skip (e), the 4-chain wall-clock")
     args = ap.parse_args(argv)
     q = args.quick
 
@@ -340,55 +310,97 @@ def main(argv=None):
     print(f"numba {numba.__version__}, pymc {pm.__version__}, cpus {os.cpu_count()}, "
           f"load avg {os.getloadavg()[0]:.2f}\n")  # fmt: skip
 
-    rows = []
     t_hand, c_hand = time_hand_written(spec.item_stats, spec.log_g, spec.log_h, 2000 if q else 20000)
-    rows.append(("(b) hand-written numba Gibbs sweep", t_hand, c_hand, ""))
-    t_prop = time_baseline(y, idx, family, prior, "proportional", 100 if q else 400)
-    rows.append(("(a) Categorical + Potential, CategoricalGibbsMetropolis(proportional)", t_prop, float("nan"), ""))
-    t_unif = time_baseline(y, idx, family, prior, "uniform", 300 if q else 1500)
-    rows.append(("(a) Categorical + Potential, CategoricalGibbsMetropolis(uniform)", t_unif, float("nan"), ""))
-    draws = 1000 if q else 5000
-    t_g, c_g, comp_g = time_step(model, lambda m: GibbsPartition([m["z"]]), draws)
-    rows.append(("(c) GibbsPartition via pm.sample", t_g, c_g, f"compile {comp_g:.2f} s"))
-    t_sm, c_sm, comp_sm = time_step(model, lambda m: SplitMerge([m["z"]]), draws)
-    rows.append(("(c) SplitMerge (default: 1 split-merge t=5 + 1 Gibbs) via pm.sample", t_sm, c_sm,
-                 f"compile {comp_sm:.2f} s"))  # fmt: skip
-    t_bad, c_bad, _ = time_step(model, lambda m: SplitMerge.badly_mixing([m["z"]]), draws)
-    rows.append(("(c) SplitMerge.badly_mixing via pm.sample", t_bad, c_bad, ""))
+    try:
+        t_prop = time_baseline(y, idx, family, prior, "proportional", 100 if q else 300)
+    except ValueError as err:  # PyMC's proportional proposal can fail on this model
+        t_prop, prop_note = float("nan"), f"failed in PyMC: {str(err).splitlines()[0][:60]}"
+    else:
+        prop_note = ""
 
+    # (a) and (c) in interleaved rounds
+    base = baseline_model(y, idx, family, prior)
+    with base:
+        base_step = pm.CategoricalGibbsMetropolis([base["labels"]], proposal="uniform")
+    ours = {}
+    compile_s = {}
+    for name, make in (("GibbsPartition", lambda m: GibbsPartition([m["z"]])),
+                       ("SplitMerge (default)", lambda m: SplitMerge([m["z"]])),
+                       ("SplitMerge.badly_mixing", lambda m: SplitMerge.badly_mixing([m["z"]]))):  # fmt: skip
+        t0 = time.perf_counter()
+        with model:
+            ours[name] = make(model)
+        compile_s[name] = time.perf_counter() - t0
+    b_draws, o_draws, rounds = (150, 1000, 3) if q else (400, 4000, 7)
+    sample_time(base, base_step, 10, 0)
+    for step in ours.values():
+        sample_time(model, step, 200, 0)
+    per = {k: [] for k in ["baseline", *ours]}
+    clusters = {}
+    for r in range(rounds):
+        per["baseline"].append(sample_time(base, base_step, b_draws, r + 1)[1] / b_draws)
+        for name, step in ours.items():
+            idata, t, _ = sample_time(model, step, o_draws, r + 1)
+            per[name].append(t / o_draws)
+            clusters[name] = float(idata.sample_stats["n_clusters"].mean())
+    med = {k: float(np.median(v)) for k, v in per.items()}
+
+    rows = [("(b) hand-written numba Gibbs sweep", t_hand, c_hand, ""),
+            ("(a) Categorical + Potential, CategoricalGibbsMetropolis(proportional)", t_prop,
+             float("nan"), prop_note),
+            ("(a) Categorical + Potential, CategoricalGibbsMetropolis(uniform)", med["baseline"],
+             float("nan"), "")]  # fmt: skip
+    for name in ours:
+        rows.append((f"(c) {name} via pm.sample", med[name], clusters[name],
+                     f"set-up {compile_s[name]:.2f} s"))  # fmt: skip
     w = max(len(r[0]) for r in rows)
-    print(f"{'Arabidopsis-shaped model, per draw':<{w}}  {'time':>10}  {'mean C':>6}")
+    print(f"{'Arabidopsis model, per draw (median over rounds)':<{w}}  {'time':>10}  {'mean C':>6}")
     for name, t, c, note in rows:
         print(f"{name:<{w}}  {t * 1e6:8.1f} us  {c:6.2f}  {note}")
     print()
+
     def verdict(ok):
         return "OK" if ok else "MISSED"
 
-    print("Ratios per draw (targets: baseline / ours >= 20x, ours / hand-written <= 2x)")
-    print("  the issue's baseline (~2.5 ms per sweep) is CategoricalGibbsMetropolis(uniform);")
-    print("  'proportional' scores every category of every label, the Gibbs-equivalent sweep")
-    for name, t in (("GibbsPartition", t_g), ("SplitMerge (default)", t_sm),
-                    ("SplitMerge.badly_mixing", t_bad)):  # fmt: skip
-        print(f"  baseline(uniform) / {name:<24}: {t_unif / t:8.1f}x  {verdict(t_unif / t >= 20)}"
-              f"   baseline(proportional) / {name}: {t_prop / t:7.1f}x")  # fmt: skip
-    print(f"  GibbsPartition / hand-written numba sweep  : {t_g / t_hand:8.2f}x  "
-          f"{verdict(t_g / t_hand <= 2)}")  # fmt: skip
-    print("  (SplitMerge's default step does one split-merge proposal with 5 restricted scans plus")
-    print("   a full Gibbs sweep, about 3x the work of one Gibbs sweep.)")
-    print()
+    print(f"Ratios per draw, median over {rounds} interleaved rounds of the per-round ratio "
+          "(targets: baseline / ours >= 20x, ours / hand-written <= 2x)")  # fmt: skip
+    for name in ours:
+        ratios = np.array(per["baseline"]) / np.array(per[name])
+        r_med = float(np.median(ratios))
+        print(f"  baseline(uniform) / {name:<24}: {r_med:7.1f}x  {verdict(r_med >= 20)}  "
+              f"(rounds {ratios.min():.1f}-{ratios.max():.1f}x; baseline(proportional) / ours: "
+              f"{t_prop / med[name]:.0f}x)")  # fmt: skip
+    print(f"  GibbsPartition / hand-written numba sweep  : {med['GibbsPartition'] / t_hand:7.2f}x  "
+          f"{verdict(med['GibbsPartition'] / t_hand <= 2)}")  # fmt: skip
+    print("  (SplitMerge's default step: one split-merge proposal with 5 restricted scans, then a")
+    print("   Gibbs sweep; see benchmarks/bench_mix.py for what that buys per second.)\n")
 
-    fam, fam_src = nig_family()
-    sizes = [1_000, 10_000] if q else [1_000, 10_000, 100_000]
-    print(f"(d) GibbsPartition scaling, NormalInverseGamma ({fam_src}), 2 variables, DP(alpha=0.01)")
-    print(f"{'items':>8}  {'per sweep':>12}  {'per item':>10}  {'mean C':>6}  {'compile':>8}")
-    base = None
-    for n_items in sizes:
-        draws_s = max(3, 200_000 // n_items) if not q else max(2, 50_000 // n_items)
-        t, c, comp = time_scaling(n_items, fam, draws_s)
-        per_item = t / n_items
-        base = base or per_item
-        print(f"{n_items:>8}  {t * 1e3:9.2f} ms  {per_item * 1e6:7.3f} us  {c:6.2f}  {comp:6.2f} s"
-              f"   (per item x{per_item / base:.2f} vs 1,000)")  # fmt: skip
+    if args.previous:
+        prev = time_previous(args.previous, data_path, 1000 if q else 4000)
+        print(f"(d) the package at {args.previous}, same model, per draw via pm.sample:")
+        for name, key in (("GibbsPartition", "GibbsPartition"),
+                          ("SplitMerge (default)", "SplitMerge")):  # fmt: skip
+            print(f"  {name:<22}: previous {prev[key] * 1e6:7.1f} us, now {med[name] * 1e6:7.1f} us:"
+                  f" {prev[key] / med[name]:5.2f}x faster; baseline(uniform) / previous "
+                  f"{med['baseline'] / prev[key]:.1f}x")  # fmt: skip
+        print()
+
+    if not args.no_chains:
+        draws = 5_000 if q else 50_000
+        print(f"(e) pm.sample(chains=4, cores=2), wall-clock including start-up, {draws:,} draws "
+              "per chain")  # fmt: skip
+        for name, make in (("GibbsPartition", lambda m, k: GibbsPartition([m["z"]], thin=k)),
+                           ("SplitMerge", lambda m, k: SplitMerge([m["z"]], thin=k))):  # fmt: skip
+            walls = {}
+            for label, thin, n_draws in (("thin=1", 1, draws), ("thin=5, same sweeps", 5, draws // 5),
+                                         ("thin=5, same draws", 5, draws)):  # fmt: skip
+                with model:
+                    step = make(model, thin)
+                _, _, walls[label] = sample_time(model, step, n_draws, 11, chains=4, cores=2)
+            a, b, c = walls["thin=1"], walls["thin=5, same sweeps"], walls["thin=5, same draws"]
+            print(f"  {name:<15} thin=1: {a:6.1f} s | thin=5 with {draws // 5:,} draws (same sweeps): "
+                  f"{b:6.1f} s, {a / b:.1f}x faster | thin=5 with {draws:,} draws (5x the sweeps): "
+                  f"{c:6.1f} s, {c / a:.1f}x the time")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ from pymc_partition.model_spec import partition_spec
 from pymc_partition.state import state_keys
 from pymc_partition.step_methods import GibbsPartition, SplitMerge
 from pymc_partition.step_methods import kernels
-from pymc_partition.step_methods.compile import compile_log_marginal
 
 ALPHA = 0.001
 
@@ -275,7 +274,7 @@ def test_chi_square_detects_a_wrong_target():
 
 
 # ----------------------------------------------------------------------------- detailed balance
-def _split_merge_transition_matrix(model):
+def _split_merge_transition_matrix(model, specialize=True):
     """Exact transition matrix of one split-merge proposal with no intermediate restricted scans.
 
     Enumerates the ordered pair (i, j), the uniform launch state of ``S`` and, for a split, every
@@ -283,8 +282,9 @@ def _split_merge_transition_matrix(model):
     """
     spec = partition_spec(model)
     n = spec.n_items
-    X = np.ascontiguousarray(spec.item_stats)
-    lm = compile_log_marginal(spec.family, X.shape[1])
+    with model:
+        step = GibbsPartition([model["z"]], specialize=specialize)  # for its kernel bundles
+    bundles = (step._model, step._state, step._work)
     states = all_partitions(n)
     keys = state_keys(states, assume_canonical=True).tolist()
     where = {k: s for s, k in enumerate(keys)}
@@ -307,7 +307,7 @@ def _split_merge_transition_matrix(model):
                             if outcome[q] == 1:
                                 new[k] = new_label
                         new = pmp.canonicalize(new)
-                        log_q = kernels.split_merge_log_q(z, new, i, j, launch, X, lm.addresses, spec.log_h)
+                        log_q = kernels.split_merge_log_q(z, new, i, j, launch, *bundles)
                         t = where[state_keys(new, assume_canonical=True).item()]
                         acc = min(1.0, np.exp(logp[t] - logp[s] - log_q))
                         T[s, t] += w * np.exp(log_q) * acc
@@ -316,7 +316,7 @@ def _split_merge_transition_matrix(model):
                     new = z.copy()
                     new[new == z[j]] = z[i]
                     new = pmp.canonicalize(new)
-                    log_q = kernels.split_merge_log_q(z, z, i, j, launch, X, lm.addresses, spec.log_h)
+                    log_q = kernels.split_merge_log_q(z, z, i, j, launch, *bundles)
                     t = where[state_keys(new, assume_canonical=True).item()]
                     acc = min(1.0, np.exp(logp[t] - logp[s] + log_q))
                     T[s, t] += w * acc
@@ -338,3 +338,109 @@ def test_split_merge_detailed_balance_exact(prior):
     for _ in range(len(pi)):
         reach = ((reach @ (T > 0)) > 0).astype(float)
     assert reach.all()
+
+
+# ----------------------------------------------------------------------------- specialised forms
+def family_model(kind, n, prior, seed):
+    """Two groups of items on NIG (1-3 rows per item) or NIW (one row, ``V`` = last digit) data."""
+    rng = np.random.default_rng(seed)
+    shift = np.where(np.arange(n) < n // 2, -2.0, 2.0)
+    with pm.Model() as model:
+        z = pmp.Partition("z", n_items=n, prior=PRIORS[prior])
+        if kind == "nig_rep":
+            idx = rng.permutation(np.repeat(np.arange(n), rng.integers(1, 4, n)))
+            y = shift[idx, None] + rng.normal(0, 1.5, (idx.size, 2))
+            fam = pmp.NormalInverseGamma(mu0=[0.0, 0.5], kappa0=0.5, alpha0=[2.0, 3.0], beta0=1.5)
+            pmp.MarginalLikelihood("y", partition=z, family=fam, observed=y, item_index=idx)
+        else:
+            V = int(kind[-1])
+            y = rng.normal(0, 1.2, (n, V))
+            y[:, 0] += shift
+            fam = pmp.NormalInverseWishart(mu0=np.zeros(V), kappa0=0.5, nu0=V + 1.0,
+                                           psi0=np.eye(V) + 0.3)  # fmt: skip
+            pmp.MarginalLikelihood("y", partition=z, family=fam, observed=y)
+    return model
+
+
+def coclustering_z(labels, exact, n_batches=20):
+    """Largest |frequency - exact| / standard error over item pairs, the standard errors from
+    batch means (robust to the chain's autocorrelation), and the Bonferroni critical value of
+    Student's t for a two-sided level ``ALPHA``."""
+    n_draws, n = labels.shape
+    iu = np.triu_indices(n, 1)
+    same = (labels[:, iu[0]] == labels[:, iu[1]]).astype(float)
+    size = n_draws // n_batches
+    means = same[: size * n_batches].reshape(n_batches, size, -1).mean(axis=1)
+    p = exact[iu]
+    se = np.maximum(means.std(axis=0, ddof=1) / np.sqrt(n_batches),
+                    np.sqrt(p * (1 - p) / n_draws))  # fmt: skip
+    z = np.abs(same.mean(axis=0) - p) / np.maximum(se, 1e-12)
+    return float(z.max()), float(sps.t.isf(ALPHA / (2 * len(p)), n_batches - 1))
+
+
+def make_special_step(kind, model):
+    z = model["z"]
+    with model:
+        if kind == "gibbs":
+            return GibbsPartition([z], n_sweeps=3)
+        if kind == "gibbs_blocks":  # the blocked visiting order of large problems, on 2-item blocks
+            step = GibbsPartition([z], n_sweeps=3)
+            step._block = 2
+            return step
+        if kind == "gibbs_thin":  # thinning inside the step, one sweep per step
+            return GibbsPartition([z], thin=3)
+        if kind == "sm":
+            return SplitMerge([z], thin=3)
+        if kind == "sm_only":
+            return SplitMerge([z], n_split_merge=8, n_gibbs_scans=0, n_restricted_scans=2)
+    raise ValueError(kind)
+
+
+SPECIAL_CASES = [
+    # (sampler, family, n, prior)
+    ("gibbs", "nig_rep", 6, "dp"),
+    ("sm", "nig_rep", 6, "py"),
+    ("gibbs", "niw2", 7, "umd"),
+    ("gibbs_blocks", "niw2", 7, "dp"),
+    ("gibbs_thin", "niw2", 6, "py"),
+    ("sm", "niw3", 6, "dp"),
+    ("sm_only", "niw3", 6, "umd"),
+    ("gibbs", "niw3", 7, "dp"),
+]
+
+
+@pytest.mark.parametrize("sampler,family,n,prior", SPECIAL_CASES)
+def test_specialised_forms_match_exact_posterior(sampler, family, n, prior):
+    """Chains on the specialised NIG/NIW forms (and the blocked order, and ``thin``) against
+    :func:`pymc_partition.exact_posterior`: visited-state frequencies (chi-square) and
+    co-clustering frequencies (batch-means standard errors)."""
+    seed = zlib.crc32(repr((sampler, family, n, prior)).encode())
+    model = family_model(family, n, prior, seed)
+    step = make_special_step(sampler, model)
+    assert step.predictive_form.name != "graph"
+    exact = pmp.exact_posterior(model, progressbar=False)
+    states = all_partitions(n)
+    probs = exact.probability(states)
+    np.testing.assert_allclose(probs.sum(), 1.0, atol=1e-9)
+    labels, lps = run_chain(step, model, N_DRAWS, seed)
+    np.testing.assert_allclose(lps, exact.log_posterior(labels), rtol=0, atol=1e-9)
+    keys = state_keys(states, assume_canonical=True)
+    p_value, chi2, df = chi_square_gof(state_keys(labels, assume_canonical=True), keys, probs)
+    assert p_value > ALPHA, f"chi2={chi2:.1f}, df={df}, p={p_value:.2e}"
+    z, crit = coclustering_z(labels, exact.coclustering)
+    assert z < crit, f"co-clustering off by {z:.1f} standard errors (critical {crit:.1f})"
+
+
+def test_thin_repeats_the_step_and_reports_it():
+    model = family_model("niw2", 6, "dp", 1)
+    with model:
+        gibbs = GibbsPartition([model["z"]], n_sweeps=2, thin=3)
+        sm = SplitMerge([model["z"]], n_split_merge=2, thin=4)
+    point = model.initial_point()
+    _, (st,) = gibbs.step(point)
+    assert st["n_gibbs_sweeps"] == 6
+    _, (st,) = sm.step(point)
+    assert st["n_proposals"] == 8 and st["n_gibbs_sweeps"] == 4
+    assert 0 <= st["n_proposals_accepted"] <= 8
+    with pytest.raises(ValueError, match="thin"):
+        GibbsPartition([model["z"]], thin=0, model=model)

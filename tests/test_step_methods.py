@@ -98,6 +98,25 @@ def test_seed_reproducibility_and_cores(model, kind):
         np.testing.assert_array_equal(za, d.posterior["z"].values)
 
 
+THINNED = {
+    "gibbs": lambda m: GibbsPartition([m["z"]], thin=4),
+    "split_merge": lambda m: SplitMerge([m["z"]], thin=4),
+}
+
+
+@pytest.mark.parametrize("kind", list(THINNED))
+def test_thin_through_pm_sample(model, kind):
+    """``thin`` steps per draw, the same draws with cores=1 and 2, and stats that count them."""
+    a = _sample(model, THINNED[kind], draws=40, tune=5, random_seed=9)
+    b = _sample(model, THINNED[kind], draws=40, tune=5, random_seed=9, cores=2)
+    np.testing.assert_array_equal(a.posterior["z"].values, b.posterior["z"].values)
+    ss = a.sample_stats
+    np.testing.assert_array_equal(ss["n_gibbs_sweeps"].values, 4)
+    if kind == "split_merge":
+        np.testing.assert_array_equal(ss["n_proposals"].values, 4)
+        assert (ss["n_proposals_accepted"].values <= 4).all()
+
+
 def test_default_step_is_gibbs_partition(model):
     from pymc.sampling.mcmc import assign_step_methods
 

@@ -328,6 +328,24 @@ class ConjugateFamily(RandomParams):
         """
         raise NotImplementedError
 
+    def predictive_form(self, item_stats):
+        """A specialised form of the log predictive ``lm(S + x_i) - lm(S)`` for the samplers.
+
+        Parameters
+        ----------
+        item_stats : ndarray (n_items, n_stats)
+
+        Returns
+        -------
+        PredictiveForm or None
+            Compiled functions computing the log predictive from cached per-cluster quantities
+            (see :mod:`pymc_partition.predictive`), or ``None`` (the default, or when the form
+            does not cover these data), in which case the samplers evaluate :meth:`log_marginal`'s
+            compiled graph per candidate. :meth:`log_marginal` stays the definition: the samplers
+            check a form against it on the model's data before using it.
+        """
+        return None
+
     def log_marginal_numpy(self, stats):
         """Evaluate :meth:`log_marginal` on a numpy array (compiled once per family instance, with
         pytensor's numba backend: no C compiler or C BLAS needed, and faster to compile)."""

@@ -85,6 +85,12 @@ class BetaBernoulli(ConjugateFamily):
         n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
         return pt.concatenate([pt.as_tensor_variable(n), group_sums_graph(values, item_index, n_items)], axis=1)
 
+    def predictive_form(self, item_stats):
+        """Specialised log predictive for the samplers (:mod:`pymc_partition.predictive.beta_bernoulli`)."""
+        from ..predictive.beta_bernoulli import beta_bernoulli_form
+
+        return beta_bernoulli_form(self, item_stats)
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
         a, b = self._param("a"), self._param("b")

@@ -130,6 +130,12 @@ class DirichletCategorical(ConjugateFamily):
         onehot = onehot.reshape((values.shape[0], values.shape[1] * k))
         return group_sums_graph(onehot, item_index, n_items)
 
+    def predictive_form(self, item_stats):
+        """Specialised log predictive for the samplers (:mod:`pymc_partition.predictive.dirichlet_categorical`)."""
+        from ..predictive.dirichlet_categorical import dirichlet_categorical_form
+
+        return dirichlet_categorical_form(self, item_stats)
+
     def log_marginal(self, stats):
         if self.n_categories is None:
             raise ValueError(

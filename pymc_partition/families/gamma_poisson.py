@@ -95,6 +95,12 @@ class GammaPoisson(ConjugateFamily):
              group_sums_graph(pt.gammaln(values + 1.0), item_index, n_items)], axis=1,
         )  # fmt: skip
 
+    def predictive_form(self, item_stats):
+        """Specialised log predictive for the samplers (:mod:`pymc_partition.predictive.gamma_poisson`)."""
+        from ..predictive.gamma_poisson import gamma_poisson_form
+
+        return gamma_poisson_form(self, item_stats)
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
         n_vars = self._n_vars if self._n_vars is not None else (stats.shape[-1] - 1) // 2

@@ -105,6 +105,12 @@ class NormalInverseGamma(ConjugateFamily):
              group_sums_graph(values**2, item_index, n_items)], axis=1,
         )  # fmt: skip
 
+    def predictive_form(self, item_stats):
+        """Specialised log predictive for the samplers (:mod:`pymc_partition.predictive.normal_inverse_gamma`)."""
+        from ..predictive.normal_inverse_gamma import normal_inverse_gamma_form
+
+        return normal_inverse_gamma_form(self, item_stats)
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
         n_vars = self._n_vars if self._n_vars is not None else (stats.shape[-1] - 1) // 2

@@ -181,6 +181,12 @@ class NormalInverseWishart(ConjugateFamily):
         np.add.at(s2, item_index, outer)
         return np.column_stack([n, s1, s2])
 
+    def predictive_form(self, item_stats):
+        """Specialised log predictive for the samplers (:mod:`pymc_partition.predictive.normal_inverse_wishart`)."""
+        from ..predictive.normal_inverse_wishart import normal_inverse_wishart_form
+
+        return normal_inverse_wishart_form(self, item_stats)
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
         v = self.n_vars

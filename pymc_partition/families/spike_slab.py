@@ -131,6 +131,12 @@ class SpikeSlabNormal(ConjugateFamily):
         )
         return pt.concatenate([const[:, None], A[:, None], B], axis=1)
 
+    def predictive_form(self, item_stats):
+        """Specialised log predictive for the samplers (:mod:`pymc_partition.predictive.spike_slab`)."""
+        from ..predictive.spike_slab import spike_slab_form
+
+        return spike_slab_form(self, item_stats)
+
     def log_marginal(self, stats):
         stats = pt.as_tensor_variable(stats)
         return cluster_log_marginal(

@@ -2,12 +2,16 @@
 
 A step reads the model once at construction (:func:`~pymc_partition.partition_spec`: the prior's
 ``log_g``/``log_h`` tables, the family and the per-item statistics), compiles the family's
-pytensor log marginal with the numba backend (:mod:`.compile`) and runs each PyMC step as one
-call of a compiled kernel (:mod:`.kernels`). Random numbers come from ``self.rng``, the numpy
-Generator PyMC sets per chain: each step draws a seed from it for numba's generator.
+pytensor log marginal with the numba backend (:mod:`.compile`), takes the family's specialised
+predictive form if it has one and it agrees with the graph on the model's data
+(:mod:`pymc_partition.predictive`; else the graph's), and runs each PyMC step as one call of a
+compiled kernel (:mod:`.kernels`). Random numbers come from ``self.rng``, the numpy Generator
+PyMC sets per chain: each step draws a seed from it for numba's generator.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pymc as pm
@@ -17,6 +21,8 @@ from pymc.util import get_random_generator, get_value_vars_from_user_vars
 
 from ..distribution import PartitionRV
 from ..model_spec import RandomHyperparameterError, partition_spec
+from ..predictive import FormMismatch, check_form, graph_form
+from ..predictive._types import make_context
 from ..state import canonicalize
 from . import kernels
 from .compile import compile_log_marginal
@@ -78,7 +84,7 @@ class PartitionStep(BlockedStep):
     _n_scans = 0
     _gibbs_probability = 0.0
 
-    def _setup(self, vars, model, rng, blocked):
+    def _setup(self, vars, model, rng, blocked, specialize=True, thin=1):
         model = pm.modelcontext(model)
         if vars is None:
             name = type(self).__name__
@@ -90,6 +96,10 @@ class PartitionStep(BlockedStep):
                 f"{type(self).__name__} samples exactly one pmp.Partition variable; got "
                 f"{len(vars)} variables. Use one step per partition."
             )
+        self.thin = _check_count("thin", thin, minimum=1)
+        if not isinstance(specialize, (bool, np.bool_)):
+            raise TypeError(f"`specialize` must be True or False, got {specialize!r}.")
+        self.specialize = bool(specialize)
         value_vars = get_value_vars_from_user_vars(vars, model)
         rv = model.values_to_rvs[value_vars[0]]
         if not is_partition_rv(rv):
@@ -118,62 +128,77 @@ class PartitionStep(BlockedStep):
         self._log_g = np.ascontiguousarray(spec.log_g, dtype=np.float64)
         self._log_h = np.ascontiguousarray(spec.log_h, dtype=np.float64)
         self._lm = None
-        self._item_lm = None
+        self._model = None
+        self._entry = None  # the compiled kernel for our argument types (skips numba's dispatch)
         self._last = None
-        self._allocate()
+        self._block = kernels.BLOCK  # Gibbs visiting order (tests shrink it to reach the blocks)
         self._compile()
 
     # ------------------------------------------------------------------ compiled state
-    def _allocate(self):
-        n, d = self._X.shape
-        i64 = np.int64
-        self._buf = dict(
-            z=np.zeros(n, i64),
-            counts=np.zeros(n, i64),
-            cstats=np.zeros((n, d)),
-            clm=np.zeros(n),
-            active=np.zeros(n, i64),
-            pos=np.zeros(n, i64),
-            free=np.zeros(n, i64),
-            meta=np.zeros(2, i64),
-            tmp=np.zeros(d),
-            cand=np.zeros(n + 1),
-            logw=np.zeros(n + 1),
-            order=np.zeros(n, i64),
-            members=np.zeros(n, i64),
-            side=np.zeros(n, i64),
-            cs=np.zeros((2, d)),
-            cn=np.zeros(2, i64),
-            clms=np.zeros(2),
-        )
-
     def _compile(self):
-        """Compile the family's log marginal and the step kernel (once per process and family)."""
+        """Compile the family's log marginal, choose the predictive form and warm the kernel up."""
         self._lm = compile_log_marginal(self.family, self._X.shape[1])
+        self.predictive_form = self._choose_form()
         self._item_lm = kernels.item_log_marginals(self._X, self._lm.addresses)
+        self._state, self._work = kernels.allocate(
+            self.n_items, self._X.shape[1], self.predictive_form.cache_width
+        )
+        self._model = self._bundle()
         # warm the kernel up on a throw-away state so that compile time is not sampling time
         n = self.n_items
         labels = np.zeros(n, np.int64)
         self._call_kernel(0, labels, False, np.empty(n, np.int64), n_gibbs=0, n_split_merge=0)
         self._last = None
 
-    def _call_kernel(self, seed, labels, reuse, out, n_gibbs=None, n_split_merge=None):
-        b = self._buf
-        return kernels.run_step(
-            seed, labels, reuse, self._X, self._item_lm, self._log_g, self._log_h,
-            self._lm.addresses,
+    def _choose_form(self):
+        """The family's specialised predictive form if it has one that agrees with its graph on
+        these data (:func:`~pymc_partition.predictive.check_form`), else the graph's."""
+        if self.specialize:
+            build = getattr(self.family, "predictive_form", None)
+            form = build(self._X) if build is not None else None
+            if form is not None:
+                try:
+                    check_form(form, self._lm, self._X)
+                except FormMismatch as err:
+                    warnings.warn(
+                        f"{err} {type(self).__name__} evaluates the graph instead (slower).",
+                        RuntimeWarning,
+                        stacklevel=4,
+                    )
+                else:
+                    return form
+        return graph_form(self._X)
+
+    def _bundle(self):
+        form, st = self.predictive_form, self._state
+        # the context holds the addresses of form.params, form.aux, st.stats and st.cache: the
+        # step keeps them alive and never replaces them
+        ctx = make_context(form.params, st.stats, st.cache, form.aux, self._lm.addresses)
+        return kernels.Model(
+            X=self._X, item_lm=self._item_lm, log_g=self._log_g, log_h=self._log_h,
+            lm_addr=self._lm.addresses, form_addr=form.addresses, ctx=ctx,
+        )  # fmt: skip
+
+    def _call_kernel(self, seed, labels, reuse, out, n_gibbs=None, n_split_merge=None, thin=None):
+        args = (
+            seed, labels, reuse, self._model, self._state, self._work,
             self._n_gibbs if n_gibbs is None else n_gibbs,
             self._n_split_merge if n_split_merge is None else n_split_merge,
             self._n_scans, self._gibbs_probability,
-            b["z"], b["counts"], b["cstats"], b["clm"], b["active"], b["pos"], b["free"],
-            b["meta"], b["tmp"], b["cand"], b["logw"], b["order"], b["members"], b["side"],
-            b["cs"], b["cn"], b["clms"], out,
+            self.thin if thin is None else thin, self._block, out,
         )  # fmt: skip
+        if self._entry is None:
+            res = kernels.run_step(*args)
+            self._entry = kernels.compiled_entry(kernels.run_step, args)
+            return res
+        return self._entry(*args)
 
     def __getstate__(self):
         state = self.__dict__.copy()
-        # the numba dispatcher is rebuilt (from the process-level cache) after unpickling
+        # compiled code and its addresses are process-local: rebuilt after unpickling
         state["_lm"] = None
+        state["_model"] = None
+        state["_entry"] = None
         state["_last"] = None
         return state
 
@@ -190,8 +215,9 @@ class PartitionStep(BlockedStep):
         return np.ascontiguousarray(canonicalize(labels.astype(np.int64)), dtype=np.int64)
 
     def step(self, point):
-        if self._lm is None:  # after unpickling in another process
+        if self._model is None:  # after unpickling in another process
             self._lm = compile_log_marginal(self.family, self._X.shape[1])
+            self._model = self._bundle()
         raw = point[self._value_name]
         last = self._last
         # the cluster state left by the previous step is reused when the labels are the ones it

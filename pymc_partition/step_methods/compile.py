@@ -2,8 +2,10 @@
 
 The family's :meth:`~pymc_partition.ConjugateFamily.log_marginal` graph stays the single source of
 truth: it is compiled once per family (and statistics width) with pytensor's numba backend, and
-the resulting numba dispatcher (``fn.vm.jit_fn``) is called from inside the ``@numba.njit`` sweep
-kernels of :mod:`pymc_partition.step_methods.kernels`, with no Python dispatch per call.
+the resulting numba dispatcher (``fn.vm.jit_fn``) is called from compiled code with no Python
+dispatch per call: by the graph predictive form (:mod:`pymc_partition.predictive.graph`, one call
+per candidate cluster) when a family has no specialised form, and to check a specialised form
+against the graph (:func:`pymc_partition.predictive.check_form`).
 
 Calling convention of the dispatcher (checked experimentally with pytensor 2.38): it takes the
 function's inputs as arrays (here one C-contiguous float64 vector of summed statistics) and
@@ -21,6 +23,7 @@ import pytensor
 import pytensor.tensor as pt
 
 from .._pytensor_modes import numba_mode
+from ..predictive._types import LM_SIG, addresses
 
 __all__ = ["compile_log_marginal", "family_key"]
 
@@ -79,8 +82,8 @@ def compile_log_marginal(family, n_stats):
     -------
     CompiledLogMarginal
         ``.dispatcher`` is ``lm(stats: float64[::1]) -> float64``, compiled with the signature
-        :data:`~.kernels.LM_SIG` so that the kernels call it as a first-class function (one
-        compiled kernel serves every family); ``.addresses`` is how the kernels receive it. It
+        :data:`~pymc_partition.predictive._types.LM_SIG` so that compiled code calls it as a
+        first-class function (one compiled kernel serves every family); ``.addresses`` is how the kernels receive it. It
         wraps pytensor's dispatcher ``fn.vm.jit_fn``, which returns a 1-tuple of 0-d arrays.
         Compiled once per process for equal families (cached by the family's pickled state).
     """
@@ -101,26 +104,17 @@ class CompiledLogMarginal:
     ----------
     function : pytensor Function (NUMBA mode)
     jit_fn : numba dispatcher of pytensor's graph, returning a 1-tuple of 0-d arrays
-    dispatcher : numba dispatcher ``lm(stats) -> float`` with signature ``kernels.LM_SIG``
+    dispatcher : numba dispatcher ``lm(stats) -> float`` with signature ``LM_SIG``
     addresses : int64 array ``[cfunc wrapper address, jit address]`` of ``dispatcher``, the
         form the kernels take it in (valid in this process only; the objects above keep the
         compiled code alive, and the cache keeps them for the life of the process)
     """
 
     def __init__(self, function, jit_fn, dispatcher):
-        from numba.experimental.function_type import _get_jit_address, _get_wrapper_address
-
-        from .kernels import LM_SIG
-
         self.function = function
         self.jit_fn = jit_fn
         self.dispatcher = dispatcher
-        self.addresses = np.array(
-            [_get_wrapper_address(dispatcher, LM_SIG), _get_jit_address(dispatcher, LM_SIG)],
-            dtype=np.int64,
-        )
-        if (self.addresses <= 0).any():
-            raise RuntimeError("Could not get the address of the compiled log marginal.")
+        self.addresses = addresses(dispatcher, LM_SIG)
 
     def __call__(self, stats):
         return self.dispatcher(np.ascontiguousarray(stats, dtype=np.float64))
@@ -133,8 +127,6 @@ class CompiledLogMarginal:
 
 def _wrap(jit_fn):
     """A first-class numba function ``lm(stats) -> float`` around pytensor's dispatcher."""
-    from .kernels import LM_SIG
-
     @numba.njit(LM_SIG, nogil=True)
     def lm(stats):
         return jit_fn(stats)[0].item()

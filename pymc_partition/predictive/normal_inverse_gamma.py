@@ -1,0 +1,167 @@
+"""Predictive form of :class:`~pymc_partition.NormalInverseGamma`.
+
+Per variable, a cluster of ``n`` rows has ``kappa = kappa0 + n``, ``alpha = alpha0 + n/2``, mean
+offset ``m = D / kappa`` (``D = sum (y - mu0)``) and ``beta = beta0 + (Q - D^2/kappa)/2``
+(``Q = sum (y - mu0)^2``). An item with ``r`` rows, mean offset ``ybar = d / r`` and within-item
+scatter ``W = q - d^2/r`` moves ``beta`` to
+``beta' = beta + W/2 + kappa r / (2 kappa') (ybar - m)^2`` with ``kappa' = kappa + r``, so
+
+    lm(S + x) - lm(S) = T[n] - sum_v (r/2) log beta_v - sum_v alpha'_v log1p(u_v / beta_v),
+    u_v = W_v/2 + kappa r/(2 kappa') (ybar_v - m_v)^2
+
+where ``alpha' = alpha + r/2`` and ``T[n] = sum_v [-r/2 log(2 pi) + (log kappa - log kappa')/2 +
+lgamma(alpha') - lgamma(alpha)]`` depends on ``n`` only and is tabulated for the most common item
+row count ``r``. A candidate costs one ``log1p`` per variable; items with another row count take
+the direct formula.
+
+Cache of a cluster: ``[T[n] - sum_v (r/2) log beta_v, (m_v, kappa r/(2 kappa' beta_v),
+1/(2 beta_v), alpha'_v) for each v]``. Per-item terms: ``[r, (ybar_v, W_v) for each v]``. The log
+marginal itself is ``L[n] - sum_v alpha_v log beta_v`` with ``L`` tabulated too.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+from scipy.special import gammaln
+
+from ._shared import add_then_pred, pred_slots
+from ._types import ADD_SIG, INIT_SIG, PRED_SIG, REMOVE_SIG, unpack
+from .form import PredictiveForm
+
+__all__ = ["normal_inverse_gamma_form"]
+
+_NJIT = dict(nogil=True, cache=True)
+_LOG_2PI = math.log(2 * math.pi)
+# params: [V, r, N + 1, mu0 (V), kappa0 (V), alpha0 (V), beta0 (V), T (N + 1), L (N + 1)]
+_HEAD = 3
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _cluster(params, stats, c, v):
+    """``(kappa, alpha, m, beta)`` of variable ``v`` of slot ``c``."""
+    V = int(params[0])
+    n = stats[c, 0]
+    mu0 = params[_HEAD + v]
+    s1 = stats[c, 1 + v]
+    D = s1 - n * mu0
+    Q = stats[c, 1 + V + v] - 2.0 * mu0 * s1 + n * mu0 * mu0
+    kap = params[_HEAD + V + v] + n
+    beta = params[_HEAD + 3 * V + v] + 0.5 * (Q - D * D / kap)
+    return kap, params[_HEAD + 2 * V + v] + 0.5 * n, D / kap, beta
+
+
+@numba.njit(INIT_SIG, **_NJIT)
+def _init(ctx, c):
+    params, stats, cache, aux = unpack(ctx)
+    V = int(params[0])
+    r = params[1]
+    n = int(stats[c, 0] + 0.5)
+    K = params[_HEAD + 4 * V + n]
+    lm = params[_HEAD + 4 * V + int(params[2]) + n]
+    for v in range(V):
+        kap, alpha, m, beta = _cluster(params, stats, c, v)
+        log_beta = math.log(beta)
+        K -= 0.5 * r * log_beta
+        lm -= alpha * log_beta
+        o = 1 + 4 * v
+        cache[c, o] = m
+        cache[c, o + 1] = 0.5 * kap * r / ((kap + r) * beta)
+        cache[c, o + 2] = 0.5 / beta
+        cache[c, o + 3] = alpha + 0.5 * r
+    cache[c, 0] = K
+    return lm
+
+
+@numba.njit(nogil=True, cache=True)
+def _pred_any_rows(params, stats, c, aux, i):
+    """The direct formula, for an item whose row count is not the tabulated one."""
+    V = int(params[0])
+    r = aux[i, 0]
+    tot = 0.0
+    for v in range(V):
+        kap, alpha, m, beta = _cluster(params, stats, c, v)
+        kap1 = kap + r
+        alpha1 = alpha + 0.5 * r
+        e = aux[i, 1 + 2 * v] - m
+        beta1 = beta + 0.5 * aux[i, 2 + 2 * v] + 0.5 * kap * r / kap1 * e * e
+        tot += (
+            -0.5 * r * _LOG_2PI
+            + 0.5 * (math.log(kap) - math.log(kap1))
+            + alpha * math.log(beta)
+            - alpha1 * math.log(beta1)
+            + math.lgamma(alpha1)
+            - math.lgamma(alpha)
+        )
+    return tot
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _pred_one(params, stats, cache, c, aux, i):
+    if aux[i, 0] != params[1]:
+        return _pred_any_rows(params, stats, c, aux, i)
+    tot = cache[c, 0]
+    for v in range(int(params[0])):
+        o = 1 + 4 * v
+        e = aux[i, 1 + 2 * v] - cache[c, o]
+        x = aux[i, 2 + 2 * v] * cache[c, o + 2] + cache[c, o + 1] * e * e
+        tot -= cache[c, o + 3] * math.log1p(x)
+    return tot
+
+
+@numba.njit(PRED_SIG, **_NJIT)
+def _pred(ctx, slots_addr, m, i, out_addr):
+    pred_slots(_pred_one, ctx, slots_addr, m, i, out_addr)
+
+
+@numba.njit(ADD_SIG, **_NJIT)
+def _add(ctx, c, i, lp):
+    _init(ctx, c)
+
+
+@numba.njit(REMOVE_SIG, **_NJIT)
+def _remove(ctx, c, i):
+    return add_then_pred(_add, _pred_one, ctx, c, i)
+
+
+def normal_inverse_gamma_form(family, item_stats):
+    """The :class:`PredictiveForm` of a :class:`~pymc_partition.NormalInverseGamma` family."""
+    X = np.asarray(item_stats, dtype=np.float64)
+    V = (X.shape[1] - 1) // 2
+    mu0, k0, a0, b0 = (
+        np.broadcast_to(np.asarray(getattr(family, k), dtype=float), (V,))
+        for k in ("mu0", "kappa0", "alpha0", "beta0")
+    )
+    rows = X[:, 0]
+    values, counts = np.unique(rows, return_counts=True)
+    r = float(values[np.argmax(counts)])
+    n = np.arange(int(round(rows.sum())) + 1, dtype=float)[:, None]
+    T = np.sum(
+        -0.5 * r * _LOG_2PI
+        + 0.5 * (np.log(k0 + n) - np.log(k0 + n + r))
+        + gammaln(a0 + 0.5 * (n + r))
+        - gammaln(a0 + 0.5 * n),
+        axis=1,
+    )
+    # the log marginal is L[n] - sum_v alpha_v log beta_v
+    L = np.sum(
+        -0.5 * n * _LOG_2PI
+        + 0.5 * (np.log(k0) - np.log(k0 + n))
+        + a0 * np.log(b0)
+        + gammaln(a0 + 0.5 * n)
+        - gammaln(a0),
+        axis=1,
+    )
+    params = np.concatenate([[V, r, n.shape[0]], mu0, k0, a0, b0, T, L])
+    s1, s2 = X[:, 1 : 1 + V], X[:, 1 + V : 1 + 2 * V]
+    d = s1 - rows[:, None] * mu0  # sums of (y - mu0) and (y - mu0)^2 over the item's rows
+    q = s2 - 2.0 * mu0 * s1 + rows[:, None] * mu0**2
+    aux = np.empty((X.shape[0], 1 + 2 * V))
+    aux[:, 0] = rows
+    aux[:, 1::2] = d / rows[:, None]
+    aux[:, 2::2] = np.maximum(q - d**2 / rows[:, None], 0.0)  # >= 0 up to rounding
+    return PredictiveForm(
+        "NormalInverseGamma", params, aux, 1 + 4 * V, _pred, _remove, _add, _init
+    )

@@ -185,11 +185,11 @@ def test_exact_posterior_and_steps_need_the_point():
     assert bell_number(4) == len(state_keys(all_partitions(4)))
 
 
-def test_partition_steps_refuse_random_parameters_for_now():
+def test_partition_steps_read_random_parameters_from_the_point():
     with pm.Model():
         a = pm.Gamma("alpha", 2.0, 1.0)
         z = pmp.Partition("z", n_items=4, prior=pmp.DirichletProcess(alpha=a))
         pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0),
                                observed=np.array([[1, 0], [1, 1], [0, 0], [0, 1]]))  # fmt: skip
-        with pytest.raises(RandomHyperparameterError, match="GibbsPartition does not yet"):
-            pmp.GibbsPartition([z])
+        step = pmp.GibbsPartition([z])
+        assert step._hyper is not None and step._hyper.names == ["alpha_log__"]

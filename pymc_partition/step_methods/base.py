@@ -26,6 +26,7 @@ from ..predictive._types import make_context
 from ..state import canonicalize
 from . import kernels
 from .compile import compile_log_marginal
+from .hyperparameters import Hyperparameters
 
 __all__ = ["PartitionStep", "PartitionStepState", "is_partition_rv"]
 
@@ -84,7 +85,7 @@ class PartitionStep(BlockedStep):
     _n_scans = 0
     _gibbs_probability = 0.0
 
-    def _setup(self, vars, model, rng, blocked, specialize=True, thin=1):
+    def _setup(self, vars, model, rng, blocked, specialize=True, thin=1, initial_point=None):
         model = pm.modelcontext(model)
         if vars is None:
             name = type(self).__name__
@@ -107,14 +108,15 @@ class PartitionStep(BlockedStep):
                 f"{type(self).__name__} samples pmp.Partition variables, but {rv.name!r} is a "
                 f"{type(rv.owner.op).__name__ if rv.owner is not None else type(rv).__name__}."
             )
+        self._hyper = None
         try:
             spec = partition_spec(model, rv)  # raises without a MarginalLikelihood
-        except RandomHyperparameterError as err:
-            raise RandomHyperparameterError(
-                f"{type(self).__name__} does not yet update a partition whose prior or likelihood "
-                f"has random parameters ({err}). Fix them at numbers, or use "
-                "pmp.exact_posterior(model, point=...) on small problems."
-            ) from None
+        except RandomHyperparameterError:
+            # random hyperparameters: start from the initial point, read them at every step
+            start = initial_point if initial_point is not None else model.initial_point()
+            spec = partition_spec(model, rv, point=start)
+            self._hyper = Hyperparameters(model, rv)
+            self._hyper.read(start)
         self.vars = value_vars
         self.blocked = blocked
         self.rng = get_random_generator(rng)
@@ -133,6 +135,12 @@ class PartitionStep(BlockedStep):
         self._last = None
         self._block = kernels.BLOCK  # Gibbs visiting order (tests shrink it to reach the blocks)
         self._compile()
+        if self._hyper is not None and self.predictive_form.name == "graph":
+            raise NotImplementedError(
+                f"{type(self).__name__} updates random hyperparameters through the family's "
+                f"specialised predictive form, which {type(self.family).__name__} lacks for these "
+                "data (e.g. replicate rows); fix the hyperparameters at numbers."
+            )
 
     # ------------------------------------------------------------------ compiled state
     def _compile(self):
@@ -221,8 +229,11 @@ class PartitionStep(BlockedStep):
         raw = point[self._value_name]
         last = self._last
         # the cluster state left by the previous step is reused when the labels are the ones it
-        # returned (PyMC passes them back unchanged); otherwise it is rebuilt from the labels
+        # returned (PyMC passes them back unchanged) and the hyperparameters did not change;
+        # otherwise it is rebuilt from the labels
         reuse = last is not None and (raw is last or np.array_equal(raw, last))
+        if self._hyper is not None and self._refresh(point):
+            reuse = False
         labels = last if reuse else self._input_labels(point)
         seed = self.rng.bit_generator.random_raw() >> 32  # a 32-bit seed for numba's generator
         out = np.empty(self.n_items, np.int64)
@@ -233,6 +244,26 @@ class PartitionStep(BlockedStep):
         new_point = point.copy()
         new_point[self._value_name] = out
         return new_point, [self._stats(res)]
+
+    def _refresh(self, point):
+        """Copy the numbers at the current hyperparameters into the kernels' arrays (in place:
+        the kernels hold their addresses). Returns whether anything changed."""
+        new = self._hyper.read(point)
+        if new is None:
+            return False
+        log_g, log_h, stats, family, item_lm = new
+        form = family.predictive_form(stats)
+        old = self.predictive_form
+        if form.params.shape != old.params.shape or form.aux.shape != old.aux.shape:
+            raise RuntimeError("The predictive form changed shape with the hyperparameters.")
+        self._log_g[:] = log_g
+        self._log_h[:] = log_h
+        self._X[:] = stats
+        self._item_lm[:] = item_lm
+        old.params[:] = form.params
+        old.aux[:] = form.aux
+        self.family = family
+        return True
 
     def _stats(self, res):
         return {"partition_logp": res[0], "n_clusters": res[1]}

@@ -65,7 +65,10 @@ class GibbsPartition(PartitionStep):
     ``partition_logp`` (float)
         Exact unnormalized log posterior of the state after the step: log prior plus log
         marginal likelihood, equal to ``model.compile_logp()`` there (recomputed from scratch
-        at the end of each step).
+        at the end of each step). When the prior or the family has random hyperparameters
+        (sampled by another step, e.g. NUTS), it is the log posterior of the partition *given*
+        the hyperparameters of that draw, read from the point at every step: then it is not a
+        function of the partition alone, and ``az.hotelling_rs`` refuses such draws.
     ``n_clusters`` (int)
         Number of clusters of the state.
     ``n_gibbs_sweeps`` (int)
@@ -95,7 +98,8 @@ class GibbsPartition(PartitionStep):
         self._n_split_merge = 0
         self._n_scans = 0
         self._gibbs_probability = 0.0
-        self._setup(vars, model, rng, blocked, specialize=specialize, thin=thin)
+        self._setup(vars, model, rng, blocked, specialize=specialize, thin=thin,
+                    initial_point=initial_point)
 
     def _stats(self, res):
         return {"partition_logp": res[0], "n_clusters": res[1], "n_gibbs_sweeps": res[6]}

@@ -131,7 +131,8 @@ class SplitMerge(PartitionStep):
         self._n_split_merge = self.n_split_merge
         self._n_scans = self.n_restricted_scans
         self._gibbs_probability = self.gibbs_probability
-        self._setup(vars, model, rng, blocked, specialize=specialize, thin=thin)
+        self._setup(vars, model, rng, blocked, specialize=specialize, thin=thin,
+                    initial_point=initial_point)
 
     @classmethod
     def badly_mixing(cls, vars=None, **kwargs):

@@ -24,6 +24,7 @@ def _import_all():
     """The public API: what ``import pymc_partition`` imported eagerly before."""
     from . import state
     from .exact import ExactPosterior, exact_posterior
+    from .hyperparameter_fit import HyperparameterFit, fit_hyperparameters
     from .log_likelihood import compute_log_likelihood
     from .empirical_bayes import SpikeSlabFit, fit_spike_slab
     from .distribution import Partition, PartitionRV
@@ -95,6 +96,8 @@ __all__ = [
     "SplitMerge",
     "exact_posterior",
     "compute_log_likelihood",
+    "fit_hyperparameters",
+    "HyperparameterFit",
     "ExactPosterior",
     "PartitionSpec",
     "partition_spec",

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
-import scipy.optimize
 
+from ._maximize import Objective, maximize
 from ._pytensor_modes import numba_mode
 from .families.base import check_data
 from .families.spike_slab import SpikeSlabNormal, cluster_log_marginal, item_terms, replicate_summaries
@@ -85,62 +84,13 @@ def _compiled():
     return pytensor.function([r, m, s, *theta], [ll, pt.stack(grad)], mode=numba_mode())
 
 
-def _hessian_from_gradient(grad, x, rel_step=1e-3):
-    """Hessian by central differences of an exact gradient, Richardson-extrapolated.
-
-    ``D(h) = (g(x + h e_i) - g(x - h e_i)) / 2h`` has error ``O(h^2)``; ``(4 D(h/2) - D(h)) / 3``
-    has ``O(h^4)``: with ``h = 1e-3 (1 + |x_i|)`` about ``1e-12`` plus rounding ``eps / h``.
-    """
-    x = np.asarray(x, dtype=float)
-    k = x.size
-    H = np.empty((k, k))
-    for i in range(k):
-        h = rel_step * (1.0 + abs(x[i]))
-        e = np.zeros(k)
-        e[i] = 1.0
-
-        def d(step):
-            return (grad(x + step * e) - grad(x - step * e)) / (2 * step)
-
-        H[:, i] = (4 * d(h / 2) - d(h)) / 3
-    return (H + H.T) / 2
-
-
-class _Objective:
-    """Negative log-likelihood with its gradient and Hessian, memoized on the last point."""
+class _Objective(Objective):
+    """The all-singletons spike-and-slab objective of the data summaries ``r, m, s``."""
 
     def __init__(self, r, m, s):
+        fn = _compiled()
+        super().__init__(lambda x: fn(r, m, s, *x))
         self.args = (r, m, s)
-        self.fn = _compiled()
-        self._x = None
-        self._out = None
-        self._hx = None
-        self._h = None
-
-    def _eval(self, x):
-        x = np.asarray(x, dtype=float)
-        if self._x is None or not np.array_equal(x, self._x):
-            with np.errstate(all="ignore"):
-                ll, g = self.fn(*self.args, *x)
-            self._x, self._out = x.copy(), (float(ll), np.asarray(g, dtype=float))
-        return self._out
-
-    def _grad(self, x):
-        with np.errstate(all="ignore"):
-            return np.asarray(self.fn(*self.args, *x)[1], dtype=float)
-
-    def fun(self, x):
-        ll = self._eval(x)[0]
-        return -ll if np.isfinite(ll) else np.inf
-
-    def jac(self, x):
-        return -self._eval(x)[1]
-
-    def hess(self, x):
-        x = np.asarray(x, dtype=float)
-        if self._hx is None or not np.array_equal(x, self._hx):
-            self._hx, self._h = x.copy(), -_hessian_from_gradient(self._grad, x)
-        return self._h
 
 
 def spike_slab_eb_loglik(values, item_index, *, mu, sigma2, sigma2_eta, sigma2_theta, p):
@@ -280,37 +230,15 @@ def _parse_start(start, default):
     return x
 
 
-def _newton_polish(obj, x, max_steps=8):
-    """A few safeguarded Newton steps on the negative log-likelihood."""
-    steps = 0
-    for _ in range(max_steps):
-        f0, g, H = obj.fun(x), obj.jac(x), obj.hess(x)
-        if np.max(np.abs(g)) < 1e-10:
-            break
-        try:
-            np.linalg.cholesky(H)
-        except np.linalg.LinAlgError:
-            break
-        step = np.linalg.solve(H, g)
-        t = 1.0
-        while t > 1e-4:
-            x_new = x - t * step
-            if obj.fun(x_new) <= f0 + 1e-12 * abs(f0):
-                break
-            t /= 2
-        else:
-            break
-        x = x_new
-        steps += 1
-    return x, steps
-
-
 def fit_spike_slab(values, item_index=None, *, start=None, gtol=1e-6, maxiter=200) -> SpikeSlabFit:
     """Empirical-Bayes estimates of the :class:`SpikeSlabNormal` hyperparameters.
 
     Maximizes the log marginal likelihood of the all-singletons allocation (each item its own
     cluster) over ``(mu, log sigma2, log sigma2_eta, log sigma2_theta, logit p)`` with exact
-    pytensor gradient and Hessian (``scipy.optimize.minimize``, trust-exact, then a Newton polish).
+    pytensor gradient (``scipy.optimize.minimize``, trust-exact, then a Newton polish; see
+    :func:`pymc_partition._maximize.maximize`). The generic :func:`fit_hyperparameters` fits any
+    family; this is its special case for the paper's model, with moment-based starting values and
+    the checks of identifiability that model needs.
 
     Parameters
     ----------
@@ -355,36 +283,11 @@ def fit_spike_slab(values, item_index=None, *, start=None, gtol=1e-6, maxiter=20
     if np.sum(s) <= 0:
         raise ValueError("The replicate rows are identical within every item: sigma2 would be 0.")
     x0 = _parse_start(start, _start_values(r, m, s))
-
-    obj = _Objective(r, m, s)
-    if not np.isfinite(obj.fun(x0)):
-        raise RuntimeError(f"The log-likelihood is not finite at the starting point {_natural(x0)}.")
-    res = None
     try:
-        res = scipy.optimize.minimize(
-            obj.fun, x0, jac=obj.jac, hess=obj.hess, method="trust-exact",
-            options={"gtol": gtol, "maxiter": maxiter},
-        )
-    except (ValueError, np.linalg.LinAlgError):  # pragma: no cover - defensive
-        res = None
-    if res is None or not np.all(np.isfinite(res.x)) or not np.isfinite(res.fun):
-        # fall back on a quasi-Newton method from the same start
-        res = scipy.optimize.minimize(
-            obj.fun, x0, jac=obj.jac, method="L-BFGS-B", options={"maxiter": 10 * maxiter}
-        )
-    if not np.all(np.isfinite(res.x)) or not np.isfinite(res.fun):
-        raise RuntimeError(
-            f"Empirical-Bayes optimization failed: {res.message} (last point {_natural(res.x)})."
-        )
-    x, n_polish = _newton_polish(obj, np.asarray(res.x, dtype=float))
-    n_iter = int(getattr(res, "nit", 0)) + n_polish
-
-    ll, g = obj._eval(x)
-    H = -obj.hess(x)
-    if not (np.isfinite(ll) and np.all(np.isfinite(g)) and np.all(np.isfinite(H))):
-        raise RuntimeError(
-            f"Empirical-Bayes optimization ended at a non-finite point: {_natural(x)} ({res.message})."
-        )
+        opt = maximize(_Objective(r, m, s), x0, gtol=gtol, maxiter=maxiter, describe=_natural)
+    except RuntimeError as err:
+        raise RuntimeError(f"Empirical-Bayes optimization: {err}") from None
+    x, ll, g, H, cov = opt.x, opt.loglik, opt.gradient, opt.hessian, opt.covariance
     extreme = np.abs(x[1:]) > 25  # variance ratios ~1e11 or p ~1e-11: a boundary solution
     if extreme.any():
         names = [_TRANSFORMED_NAMES[1 + i] for i in np.flatnonzero(extreme)]
@@ -394,31 +297,14 @@ def fit_spike_slab(values, item_index=None, *, start=None, gtol=1e-6, maxiter=20
             "the spike-and-slab hyperparameters (e.g. no variable shows a slab shift). Estimates "
             f"at the last point: {_natural(x)}."
         )
-
     est = _natural(x)
-    info = -np.asarray(H)
-    pd = True
-    try:
-        np.linalg.cholesky(info)
-        cov = np.linalg.inv(info)
-    except np.linalg.LinAlgError:
-        pd = False
-        cov = np.full((5, 5), np.nan)
-        warnings.warn(
-            "The Hessian of the log-likelihood at the empirical-Bayes optimum is not negative "
-            f"definite (eigenvalues of the observed information: {np.linalg.eigvalsh(info)}); "
-            "the point may be a saddle or a flat ridge and the standard errors are NaN.",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-    se_t = np.sqrt(np.diag(cov))
-    se = se_t * _jacobian_diag(est)
-    grad_ok = float(np.max(np.abs(g))) < max(1e-3, 1e-6 * abs(ll))
+    se = np.sqrt(np.diag(cov)) * _jacobian_diag(est)
+    n_iter = opt.n_iter
     return SpikeSlabFit(
         estimates=est,
         std_errors={k: float(v) for k, v in zip(PARAM_NAMES, se)},
         log_likelihood=float(ll),
-        converged=bool(pd and grad_ok),
+        converged=opt.converged,
         n_iter=n_iter,
         transformed={k: float(v) for k, v in zip(_TRANSFORMED_NAMES, x)},
         gradient=np.asarray(g, dtype=float),
@@ -427,5 +313,5 @@ def fit_spike_slab(values, item_index=None, *, start=None, gtol=1e-6, maxiter=20
         n_items=int(n_items),
         n_rows=int(values.shape[0]),
         n_vars=int(values.shape[1]),
-        message=str(res.message),
+        message=opt.message,
     )

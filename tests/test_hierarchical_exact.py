@@ -134,3 +134,17 @@ def test_harness_detects_a_step_that_ignores_the_hyperparameter(monkeypatch):
     monkeypatch.setattr(Hyperparameters, "read", stale)
     with pytest.raises(AssertionError):
         test_compound_sampling_matches_exact_joint_posterior("dp_alpha", "auto")
+
+
+def test_readme_hierarchical_example_runs():
+    """The README's hierarchical example, run as written."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "hierarchical clustering model" in b)
+    namespace = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    idata = namespace["idata"]
+    assert {"alpha", "sigma2_theta", "z"} <= set(idata.posterior)
+    assert np.isfinite(namespace["exact"].log_z)

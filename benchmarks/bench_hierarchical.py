@@ -1,0 +1,389 @@
+"""Random hyperparameters: the cost of a compound draw (partition step + NUTS) next to the
+partition step alone, measured in the same run (issue 9, "Speed").
+
+Run from the repository root::
+
+    python benchmarks/bench_hierarchical.py [--quick] [--data /path/to/arabidopsis_messerli2007.csv]
+
+Two models, each built twice: once with its hyperparameters as PyMC variables ("random") and
+once with the same hyperparameters as numbers ("fixed"):
+
+(a) Arabidopsis (14 items x 3-4 replicates, 43 variables; the CSV from ``--data``,
+    ``$PMP_ARABIDOPSIS_CSV`` or beside the clone, else data simulated from the paper's fitted
+    model): ``SpikeSlabNormal`` with ``sigma2_theta ~ HalfNormal(2 x EB)`` and
+    ``p ~ Beta(1, 20)``, the other hyperparameters at the empirical-Bayes values of
+    ``pmp.fit_spike_slab``; prior ``DirichletProcess(alpha ~ Gamma(2, 1))``. Fixed:
+    ``alpha = 1`` and the EB values.
+(b) 2,000 items of a 2-D Gaussian mixture with 4 well separated clusters:
+    ``NormalInverseGamma`` with ``mu0 ~ Normal(0, 5)``, ``kappa0 ~ Gamma(2, 10)``
+    (``alpha0 = beta0 = 2``), ``DirichletProcess(alpha ~ Gamma(2, 1))``. Fixed: ``mu0 = 0``,
+    ``kappa0 = 0.2``, ``alpha = 1``.
+
+The random variables start at the fixed model's numbers.
+Per draw (one draw = one Gibbs sweep of ``GibbsPartition``, the step ``pm.sample`` assigns):
+
+1. ``step.step(point)`` of the fixed model's step (the baseline of every ratio);
+2. the random model's step with the hyperparameters unchanged between calls (the step compares
+   them with the last ones and reuses its cluster state);
+3. the random model's step given a point whose hyperparameters change at every call (as under
+   NUTS): the step re-reads them (one compiled function of the point), copies the numbers into
+   its kernels' arrays and rebuilds its cluster state from the labels. Its extra cost is split
+   into its parts (the compiled function, the singleton log marginals, the family object with
+   its argument checks, the predictive form, the rebuild inside the kernel);
+4. the full compound draw through ``pm.sample(tune, draws, chains=1, cores=1)`` (NUTS on the
+   hyperparameters + GibbsPartition), per draw from the draws' ``perf_counter_start`` (wall time
+   between consecutive draws, so compilation is excluded), with NUTS's share from its own
+   ``perf_counter_diff``; and the fixed model through ``pm.sample`` (partition step only, per
+   draw from PyMC's ``sampling_time``).
+
+1-3 are timed in interleaved rounds, each figure the fastest round (the machine may be shared);
+every ratio is against 1, measured in the same run. First-call costs are reported apart:
+building each step (compiling, or loading numba's cache), the first refresh, and what
+``pm.sample`` spends outside sampling (NUTS's logp/gradient compilation, building the steps,
+the InferenceData).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import logging
+import os
+import pstats
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+warnings.filterwarnings("ignore")
+
+import pymc as pm  # noqa: E402
+
+logging.getLogger("pymc").setLevel(logging.ERROR)  # after the import, which sets it
+
+import pymc_partition as pmp  # noqa: E402
+from pymc_partition.datasets import arabidopsis_path, load_arabidopsis  # noqa: E402
+
+CENTERS = np.array([[-6.0, -6.0], [-6.0, 6.0], [6.0, -6.0], [6.0, 6.0]])
+
+
+# ----------------------------------------------------------------------------- models
+class Case:
+    """One benchmark model: ``build(random)`` returns ``(model, z)``; ``jitter`` the
+    hyperparameters' transformed values to perturb, with their scale."""
+
+    def __init__(self, name, build, jitter, source):
+        self.name, self.build, self.jitter, self.source = name, build, jitter, source
+
+
+def arabidopsis_case(data_path):
+    path = arabidopsis_path(data_path)
+    if path is not None:
+        data, source = load_arabidopsis(path), f"CSV {path}"
+    else:
+        from pymc_partition.paper.workflow import simulate_data
+
+        data, source = simulate_data(), "simulated from the paper's fitted model (no CSV found)"
+    t0 = time.perf_counter()
+    est = pmp.fit_spike_slab(data.values, data.item_index).estimates
+    fit_seconds = time.perf_counter() - t0
+
+    def build(random):
+        with pm.Model() as model:
+            if random:
+                # started at the fixed model's numbers, so both chains begin alike
+                alpha = pm.Gamma("alpha", 2.0, 1.0, initval=1.0)
+                s2t = pm.HalfNormal("sigma2_theta", 2.0 * est["sigma2_theta"],
+                                    initval=est["sigma2_theta"])  # fmt: skip
+                p = pm.Beta("p", 1.0, 20.0, initval=est["p"])
+            else:
+                alpha, s2t, p = 1.0, est["sigma2_theta"], est["p"]
+            z = pmp.Partition("z", n_items=data.n_items, prior=pmp.DirichletProcess(alpha=alpha))
+            family = pmp.SpikeSlabNormal(
+                mu=est["mu"], sigma2=est["sigma2"], sigma2_eta=est["sigma2_eta"],
+                sigma2_theta=s2t, p=p,
+            )  # fmt: skip
+            pmp.MarginalLikelihood("y", partition=z, family=family, observed=data.values,
+                                   item_index=data.item_index)  # fmt: skip
+        return model, z
+
+    jitter = {"alpha_log__": 0.3, "sigma2_theta_log__": 0.1, "p_logodds__": 0.2}
+    name = f"Arabidopsis ({data.n_items} items, {data.values.shape[1]} vars)"
+    case = Case(name, build, jitter, f"{source}; EB fit {fit_seconds:.1f} s")
+    return case
+
+
+def mixture_case(n_items, seed=4):
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, len(CENTERS), n_items)
+    y = CENTERS[truth] + rng.standard_normal((n_items, 2))
+
+    def build(random):
+        with pm.Model() as model:
+            if random:
+                alpha = pm.Gamma("alpha", 2.0, 1.0, initval=1.0)
+                mu0 = pm.Normal("mu0", 0.0, 5.0, initval=0.0)
+                kappa0 = pm.Gamma("kappa0", 2.0, 10.0, initval=0.2)
+            else:
+                alpha, mu0, kappa0 = 1.0, 0.0, 0.2
+            z = pmp.Partition("z", n_items=n_items, prior=pmp.DirichletProcess(alpha=alpha))
+            family = pmp.NormalInverseGamma(mu0=mu0, kappa0=kappa0, alpha0=2.0, beta0=2.0)
+            pmp.MarginalLikelihood("y", partition=z, family=family, observed=y)
+        return model, z
+
+    jitter = {"alpha_log__": 0.3, "mu0": 0.05, "kappa0_log__": 0.2}
+    return Case(f"Gaussian mixture ({n_items} items, d = 2, 4 clusters)", build, jitter,
+                f"simulated, seed {seed}")  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- timing
+def run_steps(step, points, name, n_calls):
+    """Seconds per ``step.step`` over ``n_calls`` calls cycling through ``points`` (the labels
+    are carried from call to call, as PyMC does)."""
+    labels = points[0][name]
+    t0 = time.perf_counter()
+    for i in range(n_calls):
+        q = points[i % len(points)]
+        q[name] = labels
+        new, _ = step.step(q)
+        labels = new[name]
+    return (time.perf_counter() - t0) / n_calls
+
+
+def rebuild_step(step, point, name, n_calls):
+    """Seconds per step of the fixed model when the cluster state is rebuilt from the labels at
+    each call (as after a refresh), without reading any hyperparameter."""
+    labels = point[name]
+    t0 = time.perf_counter()
+    for _ in range(n_calls):
+        step._last = None  # forget the cached state: the kernel rebuilds it from the labels
+        point[name] = labels
+        new, _ = step.step(point)
+        labels = new[name]
+    return (time.perf_counter() - t0) / n_calls
+
+
+def perturbed_points(point, jitter, n, rng):
+    """``n`` copies of ``point`` with the hyperparameters' transformed values jittered."""
+    out = []
+    for _ in range(n):
+        q = dict(point)
+        for k, s in jitter.items():
+            q[k] = np.asarray(point[k] + s * rng.standard_normal(np.shape(point[k])))
+        out.append(q)
+    return out
+
+
+def refresh_parts(step, points, n_calls):
+    """Seconds per call of each part of a refresh (``Hyperparameters.read`` and ``_refresh``)."""
+    hyper = step._hyper
+    vals = [[np.asarray(q[n]) for n in hyper.names] for q in points]
+    outs = [[np.asarray(x, dtype=float) for x in hyper._fn(*v)] for v in vals]
+
+    def per_call(fn, repeats=5):
+        best = np.inf
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            for i in range(n_calls):
+                fn(i % len(points))
+            best = min(best, (time.perf_counter() - t0) / n_calls)
+        return best
+
+    def fams(i):
+        return step.family.with_values(**dict(zip(hyper.op.param_names, outs[i][3:])))
+
+    families = [fams(i) for i in range(len(points))]
+    parts = {
+        "compiled point -> tables, stats, hyperparameters": per_call(lambda i: hyper._fn(*vals[i])),
+        "singleton log marginals (compiled)": per_call(
+            lambda i: hyper._item_lm(outs[i][2], *outs[i][3:])),
+        "family.with_values (argument checks)": per_call(fams),
+    }
+    # the rest of Hyperparameters.read: comparing with the last values, copies, finiteness checks
+    # (consecutive points differ, so every call reads)
+    whole = per_call(lambda i: hyper.read(points[i]))
+    parts["rest of Hyperparameters.read (compare, copy, check)"] = whole - sum(parts.values())
+    parts["family.predictive_form(stats)"] = per_call(
+        lambda i: families[i].predictive_form(outs[i][2]))
+    hyper._last = None  # forget what read saw, so the step reads again
+    return parts
+
+
+def profile_refresh(step, points, name, n_calls, top=10):
+    """The package's functions with the most cumulative time in ``n_calls`` steps with changing
+    hyperparameters (cProfile; its own overhead inflates the Python parts)."""
+    prof = cProfile.Profile()
+    prof.enable()
+    run_steps(step, points, name, n_calls)
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats("pymc_partition", top)
+    lines = buf.getvalue().splitlines()
+    start = next(i for i, line in enumerate(lines) if "ncalls" in line)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(pmp.__file__))) + os.sep
+    return "\n".join("    " + line.replace("benchmarks/../", "").replace(root, "")
+                     for line in lines[start:] if line.strip())  # fmt: skip
+
+
+def sample(model, z, tune, draws, seed):
+    """``(wall seconds, idata, partition step seconds per call)`` of ``pm.sample`` with PyMC's
+    default step assignment; the partition step is built beforehand (as PyMC would build it) to
+    time its calls inside the run."""
+    with model:
+        t0 = time.perf_counter()
+        step = pmp.GibbsPartition([z])
+        inner, spent = step.step, [0.0, 0]
+
+        def timed(point):
+            t = time.perf_counter()
+            out = inner(point)
+            spent[0] += time.perf_counter() - t
+            spent[1] += 1
+            return out
+
+        step.step = timed  # the instance attribute shadows the method CompoundStep calls
+        idata = pm.sample(tune=tune, draws=draws, chains=1, cores=1, step=[step], progressbar=False,
+                          random_seed=seed, compute_convergence_checks=False)  # fmt: skip
+    return time.perf_counter() - t0, idata, spent[0] / max(spent[1], 1)
+
+
+def logp_dlogp_seconds(model, point, n_calls):
+    """Seconds per evaluation of the model's log density and gradient in the continuous
+    variables (what NUTS calls per leapfrog step), the partition held at ``point``'s labels."""
+    from pymc.blocking import DictToArrayBijection
+
+    cont = model.continuous_value_vars
+    fn = model.logp_dlogp_function(cont, ravel_inputs=True)
+    fn.set_extra_values({v.name: point[v.name] for v in model.value_vars if v not in cont})
+    x = DictToArrayBijection.map({v.name: point[v.name] for v in cont}).data
+    fn(x)
+    t0 = time.perf_counter()
+    for _ in range(n_calls):
+        fn(x)
+    return (time.perf_counter() - t0) / n_calls
+
+
+def measure(case, quick):
+    n_calls = 200 if quick else 1000
+    rounds = 5 if quick else 9
+    tune, draws = (200, 300) if quick else (500, 2000)
+    rng = np.random.default_rng(1)
+    res = {"first": {}}
+
+    fixed_model, zf = case.build(False)
+    rand_model, zr = case.build(True)
+    name = zf.name
+    t0 = time.perf_counter()
+    fixed = pmp.GibbsPartition([zf], model=fixed_model)
+    res["first"]["build GibbsPartition, fixed"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    rand = pmp.GibbsPartition([zr], model=rand_model)
+    first = time.perf_counter() - t0
+    res["first"]["build GibbsPartition, random (+ Hyperparameters compile)"] = first
+
+    # warm up: a few sweeps from the initial point so the chains hold realistic clusters
+    pf, pr = fixed_model.initial_point(), rand_model.initial_point()
+    for _ in range(50):
+        pf, _ = fixed.step(pf)
+        pr, _ = rand.step(pr)
+    pr[name] = pf[name]
+    same = [pr]
+    moving = perturbed_points(pr, case.jitter, 64, rng)
+    t0 = time.perf_counter()
+    run_steps(rand, moving, name, 1)
+    res["first"]["first step with new hyperparameters"] = time.perf_counter() - t0
+    run_steps(rand, moving, name, 20)
+
+    timings = {k: [] for k in ("fixed", "rebuild", "same", "moving")}
+    for _ in range(rounds):
+        timings["fixed"].append(run_steps(fixed, [pf], name, n_calls))
+        timings["rebuild"].append(rebuild_step(fixed, pf, name, n_calls))
+        timings["same"].append(run_steps(rand, same, name, n_calls))
+        timings["moving"].append(run_steps(rand, moving, name, n_calls))
+    # the fastest round of each: the least disturbed by other processes on a shared machine
+    res["steps"] = {k: float(np.min(v)) for k, v in timings.items()}
+    res["parts"] = refresh_parts(rand, moving, n_calls)
+    res["profile"] = profile_refresh(rand, moving, name, n_calls)
+
+    # pm.sample: the compound draw (NUTS + GibbsPartition) and the partition step alone
+    wall, idata, step_in_run = sample(rand_model, zr, tune, draws, seed=2)
+    ss = idata.sample_stats
+    starts = np.asarray(ss["perf_counter_start"]).ravel()
+    sampling = idata.posterior.attrs["sampling_time"]
+    res["compound"] = {
+        "per_draw": float(np.mean(np.diff(starts))),
+        "nuts": float(np.mean(np.asarray(ss["perf_counter_diff"]))),
+        "partition": step_in_run,
+        "leapfrog": float(np.mean(np.asarray(ss["n_steps"]))),
+        "logp_dlogp": logp_dlogp_seconds(rand_model, pr, n_calls),
+        "clusters": float(np.mean(np.asarray(ss["n_clusters"]))),
+        "sampling_time_per_draw": sampling / (tune + draws),
+    }
+    res["first"]["pm.sample outside sampling, random (NUTS compile, step, idata)"] = wall - sampling
+    wall_f, idata_f, _ = sample(fixed_model, zf, 0, draws, seed=3)
+    sampling_f = idata_f.posterior.attrs["sampling_time"]
+    res["fixed_sample"] = sampling_f / draws
+    res["first"]["pm.sample outside sampling, fixed (step, idata)"] = wall_f - sampling_f
+    return res
+
+
+# ----------------------------------------------------------------------------- report
+def report(case, res):
+    base = res["steps"]["fixed"]
+
+    def row(label, t, note=""):
+        print(f"   {label:62s} {t * 1e6:10.1f} us  {t / base:11.2f}x{note}")
+
+    print(f"\n== {case.name}\n   data: {case.source}")
+    print(f"   {'per draw':62s} {'time':>13s}  {'/ fixed step':>12s}")
+    steps = res["steps"]
+    row("partition step alone, fixed hyperparameters", steps["fixed"])
+    row("  same, cluster state rebuilt from the labels", steps["rebuild"])
+    row("partition step, random hyperparameters unchanged", steps["same"])
+    row("partition step, random hyperparameters changed (refresh)", steps["moving"])
+    extra = steps["moving"] - steps["same"]
+    rebuild = steps["rebuild"] - steps["fixed"]
+    row("  extra cost of the refresh (changed - unchanged)", extra)
+    row("    of which rebuilding the cluster state in the kernel", rebuild)
+    for label, t in res["parts"].items():
+        row("    of which " + label, t)
+    row("    remainder (copies into the kernels arrays, noise)",
+        extra - rebuild - sum(res["parts"].values()))  # fmt: skip
+    c = res["compound"]
+    row("pm.sample, fixed: partition step only", res["fixed_sample"])
+    row("pm.sample, random: compound draw (NUTS + partition step)", c["per_draw"])
+    row(f"  of which NUTS ({c['leapfrog']:.1f} leapfrog steps per draw)", c["nuts"],
+        f"   share {c['nuts'] / c['per_draw']:.0%}")  # fmt: skip
+    row("    NUTS: one log density + gradient evaluation", c["logp_dlogp"])
+    row("    NUTS outside the evaluations (its Python per leapfrog step)",
+        c["nuts"] - c["leapfrog"] * c["logp_dlogp"])  # fmt: skip
+    row("  of which partition step (timed inside the run)", c["partition"],
+        f"   share {c['partition'] / c['per_draw']:.0%}")  # fmt: skip
+    row("  of which PyMC between the steps (the rest)", c["per_draw"] - c["nuts"] - c["partition"])
+    print(f"   (mean clusters {c['clusters']:.1f}; PyMC sampling_time / (tune + draws) "
+          f"{c['sampling_time_per_draw'] * 1e6:.1f} us)")  # fmt: skip
+    print("   first-call costs:")
+    for label, t in res["first"].items():
+        print(f"     {label:68s} {t:8.3f} s")
+    print("   profile of the step with changing hyperparameters (package functions, cumulative):")
+    print(res["profile"])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer calls and draws (< 2 min)")
+    parser.add_argument("--data", default=None, help="path of arabidopsis_messerli2007.csv")
+    parser.add_argument("--items", type=int, default=2000, help="items of the Gaussian mixture")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    for case in (arabidopsis_case(args.data), mixture_case(args.items)):
+        report(case, measure(case, args.quick))
+    print(f"\ntotal {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -127,6 +127,10 @@ class PartitionStep(BlockedStep):
         several = len(find_partition_vars(model)) > 1
         self._stat_suffix = f"_{rv.name}" if several else ""
         self._stat_names = {k: k + self._stat_suffix for k in type(self).stats_dtypes_shapes}
+        # where each stat sits in the kernel's result (looked up by name once)
+        self._stat_index = tuple(
+            (name, kernels.STEP_RESULT_INDEX[field]) for field, name in self._stat_names.items()
+        )
         self.stats_dtypes_shapes = {
             self._stat_names[k]: v for k, v in type(self).stats_dtypes_shapes.items()
         }
@@ -271,8 +275,9 @@ class PartitionStep(BlockedStep):
         return True
 
     def _stats(self, res):
-        """The step's stats from the kernel's :class:`~.kernels.StepResult`, read by name."""
-        return {name: getattr(res, field) for field, name in self._stat_names.items()}
+        """The step's stats from the kernel's result (the fields of a
+        :class:`~.kernels.StepResult`, found by name in :meth:`_setup`)."""
+        return {name: res[i] for name, i in self._stat_index}
 
     def reset_tuning(self):
         """Nothing to tune: the samplers have no adaptive parameters."""

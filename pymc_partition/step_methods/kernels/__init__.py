@@ -11,8 +11,8 @@
     The restricted-Gibbs split-merge move: launch state, restricted scans, the move and its
     proposal probability.
 :mod:`.step`
-    One PyMC step as one call (:func:`run_step`) of a :class:`MoveMix`, returning a
-    :class:`StepResult`.
+    One PyMC step as one call (:func:`run_step`) of a :class:`MoveMix`, returning the fields
+    of a :class:`StepResult`.
 
 To add a move: write it in its own module on the three bundles (use :mod:`.slots` to move items
 so that the statistics, form caches and log marginals stay consistent), give :class:`MoveMix` a
@@ -33,7 +33,7 @@ from .state import (
     item_log_marginals,
     state_log_posterior,
 )
-from .step import MoveMix, StepResult, canonical_relabel, compiled_entry, run_step
+from .step import STEP_RESULT_INDEX, MoveMix, StepResult, canonical_relabel, compiled_entry, run_step
 
 __all__ = [
     "Model",
@@ -41,6 +41,7 @@ __all__ = [
     "Work",
     "MoveMix",
     "StepResult",
+    "STEP_RESULT_INDEX",
     "NJIT",
     "BLOCK",
     "allocate",

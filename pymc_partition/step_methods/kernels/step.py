@@ -17,7 +17,14 @@ from .gibbs import gibbs_sweep
 from .split_merge import split_merge_move
 from .state import NJIT, build_state, state_log_posterior
 
-__all__ = ["MoveMix", "StepResult", "run_step", "compiled_entry", "canonical_relabel"]
+__all__ = [
+    "MoveMix",
+    "StepResult",
+    "STEP_RESULT_INDEX",
+    "run_step",
+    "compiled_entry",
+    "canonical_relabel",
+]
 
 MoveMix = namedtuple("MoveMix", "n_gibbs n_split_merge n_scans gibbs_probability thin")
 MoveMix.__doc__ = """The moves of one step (built by the step methods, read by :func:`run_step`).
@@ -33,13 +40,20 @@ StepResult = namedtuple(
     "partition_logp n_clusters proposal proposal_accepted n_proposals_accepted n_proposals "
     "n_gibbs_sweeps",
 )
-StepResult.__doc__ = """What :func:`run_step` returns; the fields are the sampler statistics.
+StepResult.__doc__ = """The fields of what :func:`run_step` returns: the sampler statistics.
+
+The kernel returns a plain tuple in this order (``StepResult(*res)`` names it): boxing a named
+tuple out of compiled code calls its Python constructor, 0.4 us per step, 3% of a Gibbs sweep of
+14 items. The step methods look the fields up by name once (:data:`STEP_RESULT_INDEX`).
 
 ``partition_logp`` the log posterior of the final state, ``n_clusters`` its number of clusters,
 ``proposal`` the kind of the last split-merge proposal (0 none, 1 split, 2 merge) and
 ``proposal_accepted`` whether it was accepted, ``n_proposals_accepted`` and ``n_proposals`` the
 split-merge proposals accepted and made, ``n_gibbs_sweeps`` the Gibbs sweeps made.
 """
+
+#: position of each :class:`StepResult` field in the tuple :func:`run_step` returns
+STEP_RESULT_INDEX = {name: i for i, name in enumerate(StepResult._fields)}
 
 
 def compiled_entry(dispatcher, args):
@@ -76,7 +90,7 @@ def run_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
 
     Starts from the state left by the previous call if ``reuse``, else from ``labels``. Writes
     canonical labels to ``out_labels``, rebuilds the cluster state from them exactly and returns
-    a :class:`StepResult`.
+    the fields of a :class:`StepResult`, as a plain tuple.
     """
     np.random.seed(seed)
     if not reuse:
@@ -103,4 +117,4 @@ def run_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
     canonical_relabel(s.z, out_labels)
     build_state(out_labels, m, s)
     logp = state_log_posterior(m, s)
-    return StepResult(logp, s.meta[0], kind, accepted, n_acc, n_prop, n_sweeps)
+    return logp, s.meta[0], kind, accepted, n_acc, n_prop, n_sweeps  # StepResult's order

@@ -223,11 +223,38 @@ def _dict_to_dataset(mapping, argname, what):
         raise ValueError(f"`{argname}`: the {what} arrays do not fit together: {err}") from err
 
 
+#: the default ``logp_var``: the name the pymc_partition step methods record
+DEFAULT_LOGP_VAR = "partition_logp"
+
+
+def _logp_candidates(names, logp_var):
+    """``logp_var`` and, for the default name, the per-variable ``partition_logp_<var>``
+    (how the step methods name it in a model with several partitions), among ``names``."""
+    prefix = f"{DEFAULT_LOGP_VAR}_"
+    extra = [n for n in names if logp_var == DEFAULT_LOGP_VAR and str(n).startswith(prefix)]
+    return [n for n in names if n == logp_var] + extra
+
+
+def resolve_logp_var(stats, logp_var, name):
+    """The sample_stats variable holding the log posterior of partition ``name``.
+
+    ``logp_var`` if present; when it is the default ``"partition_logp"`` and absent,
+    ``"partition_logp_<name>"``: in a model with several Partition variables each step records
+    its log posterior under its variable's name (one sample_stats variable per partition).
+    """
+    if stats is None or logp_var in stats.data_vars or logp_var != DEFAULT_LOGP_VAR:
+        return logp_var
+    suffixed = f"{DEFAULT_LOGP_VAR}_{name}"
+    return suffixed if suffixed in stats.data_vars else logp_var
+
+
 def _stats_from_dataset(ds, logp_var):
     """The log posterior carried in a posterior-like Dataset, as a sample_stats Dataset."""
-    if logp_var in ds.data_vars and set(ds[logp_var].dims) <= {"chain", "draw"}:
-        return ds[[logp_var]]
-    return None
+    names = [
+        n for n in _logp_candidates(list(ds.data_vars), logp_var)
+        if set(ds[n].dims) <= {"chain", "draw"}
+    ]  # fmt: skip
+    return ds[names] if names else None
 
 
 def _node_dataset(tree, group):
@@ -556,7 +583,9 @@ def load_partition(
         canonical integer labels with dims ``(chain, draw, item)``. For an unnamed array it names
         the variable (default ``"x"``).
     logp_var : str
-        ``sample_stats`` variable holding the log unnormalized posterior of the state.
+        ``sample_stats`` variable holding the log unnormalized posterior of the state. When it
+        is the default ``"partition_logp"`` and absent, ``"partition_logp_<var_name>"`` is used
+        (the name the step methods give it in a model with several Partition variables).
     logp : array_like (chain, draw) or (draw,), or DataArray, optional
         The log unnormalized posterior of every draw; replaces ``sample_stats[logp_var]``.
     coords : dict, optional
@@ -621,6 +650,7 @@ def load_partition(
 
     logp_values = None
     stats = view.sample_stats
+    logp_var = resolve_logp_var(stats, logp_var, name)
     if stats is not None and logp_var in stats.data_vars:
         lp_da = stats[logp_var]
         if set(lp_da.dims) != {"chain", "draw"}:

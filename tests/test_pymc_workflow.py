@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pymc as pm
 import pytest
+import xarray as xr
 
 import pymc_partition as pmp
 
@@ -97,3 +98,67 @@ def test_two_partitions_get_one_step_each():
     # both chains of labels move (each partition has its own step)
     for name in ("z", "z2"):
         assert len(np.unique(idata.posterior[name].values.reshape(-1, 5), axis=0)) > 3
+
+
+def test_two_partitions_sampled_by_pm_sample_have_their_own_stats():
+    """PyMC stacks same-named stats of several steps into one variable with an extra dimension;
+    with two partitions each step names its stats after its variable, and arviz_regen finds
+    ``partition_logp_<var>`` by itself."""
+    import arviz as az
+
+    import arviz_regen
+    from arviz_regen._data import load_partition
+    from pymc_partition.model_spec import partition_spec
+
+    with pm.Model() as model:
+        z = pmp.Partition("z", n_items=5, prior=pmp.DirichletProcess(1.0))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0), observed=BERNOULLI_DATA)
+        z2 = pmp.Partition("z2", n_items=5, prior=pmp.UniformPartition())
+        pmp.MarginalLikelihood("y2", partition=z2, family=pmp.BetaBernoulli(2.0, 1.0), observed=BERNOULLI_DATA)
+        idata = pm.sample(draws=1000, tune=0, chains=2, cores=1, progressbar=False, random_seed=4,
+                          compute_convergence_checks=False)  # fmt: skip
+        step = pmp.SplitMerge([z, z2])
+    stats = idata.sample_stats
+    for name in ("z", "z2"):
+        for stat in ("partition_logp", "n_clusters", "n_gibbs_sweeps"):
+            assert stats[f"{stat}_{name}"].dims == ("chain", "draw")
+        # each logp is the exact log posterior of its own partition's draws
+        spec = partition_spec(model, model[name])
+        draws = idata.posterior[name].values.reshape(-1, 5)
+        np.testing.assert_allclose(
+            stats[f"partition_logp_{name}"].values.ravel(), spec.log_posterior(draws), rtol=1e-10
+        )
+        pdraws = load_partition(idata, name)
+        assert pdraws.logp_name == f"partition_logp_{name}"
+    assert "partition_logp" not in stats and "n_clusters" not in stats
+    # the diagnostics read the right logp, as if it had been named explicitly
+    res = az.hotelling_rs(idata, var_names="z2", k=2)
+    ref = az.hotelling_rs(idata, var_names="z2", k=2, logp_var="partition_logp_z2")
+    np.testing.assert_array_equal(res["p_value"].values, ref["p_value"].values)
+    with warnings.catch_warnings(record=True) as caught:  # no "most visited state" fallback
+        warnings.simplefilter("always")
+        cc = arviz_regen.coclustering(idata, var_names="z")
+    assert not [w for w in caught if "not found" in str(w.message)]
+    ref = arviz_regen.coclustering(idata, var_names="z", logp_var="partition_logp_z")
+    xr.testing.assert_identical(cc, ref)
+    # a default name that is really missing still says what to do
+    with pytest.raises(ValueError, match="partition_logp"):
+        az.hotelling_rs(idata.posterior[["z"]], var_names="z", k=2)
+    # the progress bar of the compound step shows one column pair per partition
+    columns, bar = step._progressbar_config(2)
+    assert set(bar) >= {"n_clusters_z", "partition_logp_z", "n_clusters_z2", "partition_logp_z2"}
+    _, step_stats = step.step(model.initial_point())
+    updates = step._make_progressbar_update_functions()
+    shown = {}
+    for update, st in zip(updates, step_stats, strict=True):
+        shown.update(update(st))
+    assert set(shown) == {"n_clusters_z", "partition_logp_z", "n_clusters_z2", "partition_logp_z2"}
+
+
+def test_one_partition_keeps_the_plain_stat_names():
+    model = _model()
+    with model:
+        step = pmp.SplitMerge([model["z"]])
+    assert set(step.stats_dtypes_shapes) == set(type(step).stats_dtypes_shapes)
+    _, [st] = step.step(model.initial_point())
+    assert set(st) == set(pmp.SplitMerge.stats_dtypes_shapes)

@@ -20,7 +20,7 @@ from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 
 from ..distribution import PartitionRV
-from ..model_spec import RandomHyperparameterError, partition_spec
+from ..model_spec import RandomHyperparameterError, find_partition_vars, partition_spec
 from ..predictive import FormMismatch, check_form, graph_form
 from ..predictive._types import make_context
 from ..state import canonicalize
@@ -65,9 +65,13 @@ def _check_probability(name, value):
 class PartitionStep(BlockedStep):
     """Base class: a compiled sampler for one :class:`~pymc_partition.Partition` variable.
 
-    Subclasses set :attr:`name`, :attr:`stats_dtypes_shapes` and the sweep mix
-    (``self._n_gibbs``, ``self._n_split_merge``, ``self._n_scans``, ``self._gibbs_probability``),
-    and extend :meth:`_stats`.
+    Subclasses set :attr:`name` and :attr:`stats_dtypes_shapes` (whose keys are fields of
+    :class:`~.kernels.StepResult`), and pass their move mix (:class:`~.kernels.MoveMix`) to
+    :meth:`_setup`.
+
+    In a model with several Partition variables every stat name gets the variable's name as a
+    suffix (``partition_logp_z2``): PyMC would otherwise stack the same-named stats of the steps
+    into one variable with an extra dimension.
     """
 
     name = "partition_step"
@@ -79,13 +83,7 @@ class PartitionStep(BlockedStep):
         "n_clusters": (np.int64, []),
     }
 
-    # sweep mix, set by subclasses before ``_setup``
-    _n_gibbs = 1
-    _n_split_merge = 0
-    _n_scans = 0
-    _gibbs_probability = 0.0
-
-    def _setup(self, vars, model, rng, blocked, specialize=True, thin=1, initial_point=None):
+    def _setup(self, vars, model, rng, blocked, mix, specialize=True, initial_point=None):
         model = pm.modelcontext(model)
         if vars is None:
             name = type(self).__name__
@@ -97,7 +95,8 @@ class PartitionStep(BlockedStep):
                 f"{type(self).__name__} samples exactly one pmp.Partition variable; got "
                 f"{len(vars)} variables. Use one step per partition."
             )
-        self.thin = _check_count("thin", thin, minimum=1)
+        self._mix = mix
+        self.thin = mix.thin
         if not isinstance(specialize, (bool, np.bool_)):
             raise TypeError(f"`specialize` must be True or False, got {specialize!r}.")
         self.specialize = bool(specialize)
@@ -124,6 +123,18 @@ class PartitionStep(BlockedStep):
         self.tune = False
         self._value_name = value_vars[0].name
         self._rv_name = rv.name
+        # several partitions: one set of stats per variable, suffixed with its name
+        several = len(find_partition_vars(model)) > 1
+        self._stat_suffix = f"_{rv.name}" if several else ""
+        self._stat_names = {k: k + self._stat_suffix for k in type(self).stats_dtypes_shapes}
+        # where each stat sits in the kernel's result (looked up by name once)
+        self._stat_index = tuple(
+            (name, kernels.STEP_RESULT_INDEX[field]) for field, name in self._stat_names.items()
+        )
+        self.stats_dtypes_shapes = {
+            self._stat_names[k]: v for k, v in type(self).stats_dtypes_shapes.items()
+        }
+        self.stats_dtypes = [{k: dtype for k, (dtype, _) in self.stats_dtypes_shapes.items()}]
         self.n_items = int(spec.n_items)
         self.family = spec.family
         self._X = np.ascontiguousarray(spec.item_stats, dtype=np.float64)
@@ -155,7 +166,8 @@ class PartitionStep(BlockedStep):
         # warm the kernel up on a throw-away state so that compile time is not sampling time
         n = self.n_items
         labels = np.zeros(n, np.int64)
-        self._call_kernel(0, labels, False, np.empty(n, np.int64), n_gibbs=0, n_split_merge=0)
+        idle = self._mix._replace(n_gibbs=0, n_split_merge=0)
+        self._call_kernel(0, labels, False, np.empty(n, np.int64), idle)
         self._last = None
 
     def _choose_form(self):
@@ -187,13 +199,10 @@ class PartitionStep(BlockedStep):
             lm_addr=self._lm.addresses, form_addr=form.addresses, ctx=ctx,
         )  # fmt: skip
 
-    def _call_kernel(self, seed, labels, reuse, out, n_gibbs=None, n_split_merge=None, thin=None):
+    def _call_kernel(self, seed, labels, reuse, out, mix=None):
         args = (
             seed, labels, reuse, self._model, self._state, self._work,
-            self._n_gibbs if n_gibbs is None else n_gibbs,
-            self._n_split_merge if n_split_merge is None else n_split_merge,
-            self._n_scans, self._gibbs_probability,
-            self.thin if thin is None else thin, self._block, out,
+            self._mix if mix is None else mix, self._block, out,
         )  # fmt: skip
         if self._entry is None:
             res = kernels.run_step(*args)
@@ -266,7 +275,9 @@ class PartitionStep(BlockedStep):
         return True
 
     def _stats(self, res):
-        return {"partition_logp": res[0], "n_clusters": res[1]}
+        """The step's stats from the kernel's result (the fields of a
+        :class:`~.kernels.StepResult`, found by name in :meth:`_setup`)."""
+        return {name: res[i] for name, i in self._stat_index}
 
     def reset_tuning(self):
         """Nothing to tune: the samplers have no adaptive parameters."""
@@ -279,13 +290,15 @@ class PartitionStep(BlockedStep):
         from rich.progress import TextColumn
         from rich.table import Column
 
+        n_clusters, logp = self._stat_names["n_clusters"], self._stat_names["partition_logp"]
+        of = f" {self._rv_name}" if self._stat_suffix else ""  # one column per partition
         columns = [
-            TextColumn("{task.fields[n_clusters]}", table_column=Column("Clusters", ratio=1)),
+            TextColumn(f"{{task.fields[{n_clusters}]}}", table_column=Column(f"Clusters{of}", ratio=1)),
             TextColumn(
-                "{task.fields[partition_logp]:0.2f}", table_column=Column("Partition logp", ratio=1)
+                f"{{task.fields[{logp}]:0.2f}}", table_column=Column(f"Partition logp{of}", ratio=1)
             ),
         ]
-        stats = {"n_clusters": [0] * n_chains, "partition_logp": [0.0] * n_chains}
+        stats = {n_clusters: [0] * n_chains, logp: [0.0] * n_chains}
         if _monitor() is not None:  # a StopWhenConverged callback: show its state while sampling
             columns.append(TextColumn("{task.fields[monitor]}", table_column=Column("Monitor", ratio=2)))
             stats["monitor"] = [""] * n_chains
@@ -293,9 +306,10 @@ class PartitionStep(BlockedStep):
 
     def _make_progressbar_update_functions(self):
         show_monitor = _monitor() is not None
+        names = [self._stat_names[k] for k in ("n_clusters", "partition_logp")]
 
         def update_stats(step_stats):
-            out = {k: step_stats[k] for k in ("n_clusters", "partition_logp")}
+            out = {k: step_stats[k] for k in names}
             if show_monitor:
                 mon = _monitor()
                 out["monitor"] = mon.status if mon is not None else ""

@@ -6,6 +6,7 @@ import numpy as np
 from pymc.step_methods.compound import Competence
 
 from .base import PartitionStep, _check_count, is_partition_rv
+from .kernels import MoveMix
 
 __all__ = ["GibbsPartition"]
 
@@ -74,6 +75,9 @@ class GibbsPartition(PartitionStep):
     ``n_gibbs_sweeps`` (int)
         Gibbs sweeps performed for the draw (``thin * n_sweeps``).
 
+    In a model with several Partition variables each name ends in ``_<variable name>``
+    (``partition_logp_z2``), one set per partition.
+
     The drawn labels are canonical (restricted growth strings). ``GibbsPartition`` is the step
     ``pm.sample()`` picks for a Partition variable when no ``step=`` is given.
 
@@ -94,15 +98,10 @@ class GibbsPartition(PartitionStep):
     def __init__(self, vars=None, *, n_sweeps=1, thin=1, specialize=True, model=None, rng=None,
                  initial_point=None, compile_kwargs=None, blocked=True):
         self.n_sweeps = _check_count("n_sweeps", n_sweeps, minimum=1)
-        self._n_gibbs = self.n_sweeps
-        self._n_split_merge = 0
-        self._n_scans = 0
-        self._gibbs_probability = 0.0
-        self._setup(vars, model, rng, blocked, specialize=specialize, thin=thin,
+        mix = MoveMix(n_gibbs=self.n_sweeps, n_split_merge=0, n_scans=0, gibbs_probability=0.0,
+                      thin=_check_count("thin", thin, minimum=1))  # fmt: skip
+        self._setup(vars, model, rng, blocked, mix, specialize=specialize,
                     initial_point=initial_point)
-
-    def _stats(self, res):
-        return {"partition_logp": res[0], "n_clusters": res[1], "n_gibbs_sweeps": res[6]}
 
     @staticmethod
     def competence(var, has_grad):

@@ -6,6 +6,7 @@ import numpy as np
 from pymc.step_methods.compound import Competence
 
 from .base import PartitionStep, _check_count, _check_probability, is_partition_rv
+from .kernels import MoveMix
 
 __all__ = ["SplitMerge", "PROPOSAL_NONE", "PROPOSAL_SPLIT", "PROPOSAL_MERGE"]
 
@@ -88,6 +89,9 @@ class SplitMerge(PartitionStep):
     ``n_gibbs_sweeps`` (int)
         Gibbs sweeps performed for the draw.
 
+    In a model with several Partition variables each name ends in ``_<variable name>``
+    (``partition_logp_z2``), one set per partition.
+
     References
     ----------
     Jain, S. and Neal, R. M. (2004). A split-merge Markov chain Monte Carlo procedure for the
@@ -127,11 +131,10 @@ class SplitMerge(PartitionStep):
                 "SplitMerge would never update the partition: n_split_merge, n_gibbs_scans and "
                 "gibbs_probability are all zero. Set n_split_merge >= 1 or n_gibbs_scans >= 1."
             )
-        self._n_gibbs = self.n_gibbs_scans
-        self._n_split_merge = self.n_split_merge
-        self._n_scans = self.n_restricted_scans
-        self._gibbs_probability = self.gibbs_probability
-        self._setup(vars, model, rng, blocked, specialize=specialize, thin=thin,
+        mix = MoveMix(n_gibbs=self.n_gibbs_scans, n_split_merge=self.n_split_merge,
+                      n_scans=self.n_restricted_scans, gibbs_probability=self.gibbs_probability,
+                      thin=_check_count("thin", thin, minimum=1))  # fmt: skip
+        self._setup(vars, model, rng, blocked, mix, specialize=specialize,
                     initial_point=initial_point)
 
     @classmethod
@@ -158,18 +161,6 @@ class SplitMerge(PartitionStep):
         params = dict(cls.BADLY_MIXING)
         params.update(kwargs)
         return cls(vars, **params)
-
-    def _stats(self, res):
-        logp, n_clusters, kind, accepted, n_acc, n_prop, ng = res
-        return {
-            "partition_logp": logp,
-            "n_clusters": n_clusters,
-            "proposal": kind,
-            "proposal_accepted": accepted,
-            "n_proposals_accepted": n_acc,
-            "n_proposals": n_prop,
-            "n_gibbs_sweeps": ng,
-        }
 
     @staticmethod
     def competence(var, has_grad):

@@ -1,0 +1,59 @@
+"""Compiled (numba) kernels of the partition samplers, one module per concept.
+
+:mod:`.state`
+    The bundles a kernel sees (:class:`Model`, :class:`State`, :class:`Work`: named tuples of
+    preallocated arrays), their allocation, and the cluster state rebuilt from labels.
+:mod:`.slots`
+    Slot bookkeeping: the active list and free stack of cluster slots, items moving in and out.
+:mod:`.gibbs`
+    The collapsed Gibbs sweep and its visiting order.
+:mod:`.split_merge`
+    The restricted-Gibbs split-merge move: launch state, restricted scans, the move and its
+    proposal probability.
+:mod:`.step`
+    One PyMC step as one call (:func:`run_step`) of a :class:`MoveMix`, returning the fields
+    of a :class:`StepResult`.
+
+To add a move: write it in its own module on the three bundles (use :mod:`.slots` to move items
+so that the statistics, form caches and log marginals stay consistent), give :class:`MoveMix` a
+field for how often it runs and call it from :func:`run_step`. Every kernel is compiled with
+:data:`NJIT` (``cache=True``). Numba's disk cache does not see changes in *other* modules a
+kernel calls: after editing a callee, clear the ``__pycache__`` of this package.
+"""
+
+from .gibbs import BLOCK, gibbs_sweep, visiting_order
+from .split_merge import restricted_scan, split_merge_log_q, split_merge_move
+from .state import (
+    NJIT,
+    Model,
+    State,
+    Work,
+    allocate,
+    build_state,
+    item_log_marginals,
+    state_log_posterior,
+)
+from .step import STEP_RESULT_INDEX, MoveMix, StepResult, canonical_relabel, compiled_entry, run_step
+
+__all__ = [
+    "Model",
+    "State",
+    "Work",
+    "MoveMix",
+    "StepResult",
+    "STEP_RESULT_INDEX",
+    "NJIT",
+    "BLOCK",
+    "allocate",
+    "compiled_entry",
+    "run_step",
+    "build_state",
+    "state_log_posterior",
+    "canonical_relabel",
+    "visiting_order",
+    "gibbs_sweep",
+    "split_merge_move",
+    "restricted_scan",
+    "split_merge_log_q",
+    "item_log_marginals",
+]

@@ -280,7 +280,7 @@ def hotelling_rs(
     logp = pdraws.require_logp("hotelling_rs")
     seeds = _seeds(random_seed, pdraws.n_chain + 1)
     if cumulative == "lookahead":
-        return _lookahead(pdraws, logp, ks_req, scalar_k, pooled, tol, logp_var)
+        return _lookahead(pdraws, logp, ks_req, scalar_k, pooled, tol, pdraws.logp_name)
 
     problems = _Problems()
     opts = dict(method=method, pooled=bool(pooled), n_rep=int(n_bootstrap), seeds=seeds, min_tours=int(min_tours), tol=tol, problems=problems)
@@ -300,7 +300,7 @@ def hotelling_rs(
         positions = None
         res = _evaluate(pdraws.index, logp, pdraws.n_states, ks_req, **opts)
     _warn(problems, pdraws, ks_req, method, int(min_tours))
-    return _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var, n_bootstrap, random_seed)
+    return _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, pdraws.logp_name, n_bootstrap, random_seed)
 
 
 def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var, n_bootstrap, random_seed):

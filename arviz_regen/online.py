@@ -239,7 +239,8 @@ class StopWhenConverged:
     checkpoints : sequence of int, optional
         Explicit checkpoints instead of the grid.
     logp_stat : str
-        Sampler stat with the log posterior of the state.
+        Sampler stat with the log posterior of the state (the default also finds
+        ``partition_logp_<var_name>``, recorded when the model has several partitions).
     n_bootstrap, random_seed : passed to :func:`arviz_regen.hotelling_rs` (at least 20/level
         replicates are used).
     verbose : bool
@@ -290,9 +291,14 @@ class StopWhenConverged:
         return self._rule.history(self._rows, self.decision)
 
     def _stat(self, stats):
-        for group in stats if isinstance(stats, (list, tuple)) else [stats]:
-            if isinstance(group, dict) and self.logp_stat in group:
-                return float(group[self.logp_stat])
+        # with several partitions in the model the steps record partition_logp_<var>
+        names = [self.logp_stat]
+        if self.logp_stat == "partition_logp":
+            names.append(f"partition_logp_{self._rule.var_name}")
+        for name in names:
+            for group in stats if isinstance(stats, (list, tuple)) else [stats]:
+                if isinstance(group, dict) and name in group:
+                    return float(group[name])
         raise KeyError(
             f"StopWhenConverged needs the sampler stat {self.logp_stat!r} (recorded by the "
             "pymc_partition steps); it was not among this draw's stats."

@@ -221,6 +221,8 @@ class ConjugateFamily(RandomParams):
     _param_domains: dict = {}
     #: hyperparameters the per-item statistics depend on (they are then a graph of them)
     _stats_params: tuple = ()
+    #: the constructor derives attributes from the hyperparameters (a copy must go through it)
+    _derived_from_params = False
 
     # ------------------------------------------------------------------ random hyperparameters
     def replace_params(self, values):

@@ -68,6 +68,7 @@ class NormalInverseWishart(ConjugateFamily):
 
     _param_names = ("mu0", "kappa0", "nu0", "psi0")
     _param_domains = {"mu0": "finite", "kappa0": "positive", "nu0": "finite", "psi0": "finite"}
+    _derived_from_params = True  # n_vars, psi0 as a matrix, log |psi0|
 
     def __init__(self, mu0, kappa0, nu0, psi0):
         if any(is_symbolic(x) for x in (mu0, kappa0, nu0, psi0)):

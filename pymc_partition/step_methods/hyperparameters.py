@@ -48,16 +48,16 @@ class Hyperparameters:
         tables = list(rv.owner.inputs[2:4])
         stats = obs.owner.inputs[3]
         params = list(obs.owner.inputs[4:-1])
-        graphs = model.replace_rvs_by_values(tables + [stats] + params)
+        # the numbers, and each item's singleton log marginal, in one compiled call
+        item_lm = self.op.family_at(params).log_marginal(stats)
+        graphs = model.replace_rvs_by_values(tables + [stats] + params + [item_lm])
         used = set(ancestors(graphs))
         self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
         self.names = [v.name for v in self.inputs]
         self._fn = pytensor.function(self.inputs, graphs, mode=numba_mode(), on_unused_input="ignore")
-        # each item's singleton log marginal as a function of the statistics and hyperparameters
-        X = pt.matrix("X", dtype="float64")
-        theta = [p.type() for p in params]
-        family = self.op.family_at(theta)
-        self._item_lm = pytensor.function([X, *theta], family.log_marginal(X), mode=numba_mode())
+        # the values come from the graph (checked finite below): no need to validate them again,
+        # unless the family derives quantities from them in its constructor
+        self._validate = self.op.family._derived_from_params
         self._last = None
 
     def read(self, point):
@@ -66,9 +66,12 @@ class Hyperparameters:
         if self._last is not None and all(np.array_equal(a, b) for a, b in zip(values, self._last)):
             return None
         self._last = [v.copy() for v in values]
-        log_g, log_h, stats, *params = (np.asarray(x, dtype=float) for x in self._fn(*values))
-        family = self.op.family.with_values(**dict(zip(self.op.param_names, params)))
-        item_lm = np.asarray(self._item_lm(stats, *params), dtype=float)
+        log_g, log_h, stats, *params, item_lm = (np.asarray(x, dtype=float) for x in self._fn(*values))
+        numbers = dict(zip(self.op.param_names, params))
+        if self._validate:
+            family = self.op.family.with_values(**numbers)
+        else:
+            family = self.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
         if np.isnan(log_g).any() or not np.all(np.isfinite(stats)) or not np.all(np.isfinite(item_lm)):
             raise ValueError(
                 f"At {dict(zip(self.names, values))} the partition's prior tables or likelihood "

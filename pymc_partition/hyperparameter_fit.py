@@ -146,8 +146,7 @@ def fit_hyperparameters(family, observed, item_index=None, *, labels=None, fit=N
     # (a standard error of 5 on the log scale is a factor of 150): not identified
     runaway = bounded & ((np.abs(opt.x) > 25) | ~(se_u < 5))
     if runaway.any():
-        names = sorted({k for k, size in zip(fit, sizes) for _ in range(size)}
-                       & {n for n, r in zip(np.repeat(fit, sizes), runaway) if r})  # fmt: skip
+        names = sorted({name for name, r in zip(np.repeat(fit, sizes), runaway) if r})
         raise RuntimeError(
             f"The fit ran off to the boundary of the parameter space, or the likelihood is flat "
             f"there, for {names} (estimates on the fitting scale {np.round(opt.x[runaway], 1).tolist()}, "

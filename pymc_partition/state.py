@@ -8,6 +8,7 @@ both packages; ``arviz_regen`` never imports PyMC). This module re-exports it un
 
 from __future__ import annotations
 
+from arviz_regen import state as _regen_state
 from arviz_regen.state import (
     _bits_per_label,
     _canonicalize_rows,
@@ -21,15 +22,6 @@ from arviz_regen.state import (
     state_keys,
 )
 
-__all__ = [
-    "canonicalize",
-    "is_canonical",
-    "n_clusters",
-    "cluster_sizes",
-    "state_keys",
-    "keys_to_labels",
-    "bell_number",
-    "check_labels",
-]
+__all__ = list(_regen_state.__all__)  # one list: the public names of the lower layer
 
 _PRIVATE_REEXPORTS = (_bits_per_label, _canonicalize_rows)

@@ -8,13 +8,13 @@ arrays: the pooled unique states, the state index of every draw, and the log pos
 
 from __future__ import annotations
 
-import sys
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
 
+from ._containers import arviz_major, get_group, is_datatree, is_inference_data
 from .state import check_labels, is_canonical, keys_to_labels, state_keys
 
 __all__ = ["PartitionDraws", "RegenData", "load_partition", "select_items", "to_regen_data", "LOGP_RTOL"]
@@ -150,29 +150,14 @@ class RegenData:
 
 
 def _legacy_arviz():
-    """The ArviZ 0.x module (with InferenceData) if it is importable, else None."""
+    """The ArviZ 0.x module (with InferenceData) if it is installed and importable, else None."""
+    if arviz_major() != 0:
+        return None
     try:
         import arviz as az
-    except Exception:  # not installed, or broken by a foreign plotting backend
+    except Exception:  # broken by a foreign plotting backend
         return None
-    if hasattr(az, "InferenceData") and hasattr(az, "convert_to_inference_data"):
-        return az
-    return None
-
-
-def _is_inference_data(data):
-    # an InferenceData exists only if arviz was imported: do not import it just to check
-    az = sys.modules.get("arviz")
-    cls = getattr(az, "InferenceData", None) if az is not None else None
-    return cls is not None and isinstance(data, cls)
-
-
-def _is_datatree(data):
-    cls = getattr(xr, "DataTree", None)
-    if cls is not None and isinstance(data, cls):
-        return True
-    legacy = sys.modules.get("datatree")  # the pre-2024.10 `xarray-datatree` package
-    return legacy is not None and isinstance(data, getattr(legacy, "DataTree", ()))
+    return az
 
 
 def _single_name(var_names, default="x"):
@@ -257,25 +242,20 @@ def _stats_from_dataset(ds, logp_var):
     return ds[names] if names else None
 
 
-def _node_dataset(tree, group):
-    node = tree[group]
-    return node.to_dataset() if hasattr(node, "to_dataset") else node.ds.to_dataset()
-
-
 def _to_groups(data, var_names, logp_var, argname):
     """Posterior and sample_stats Datasets of any accepted input (no selection yet)."""
     if isinstance(data, RegenData):
         return data
-    if _is_inference_data(data):
+    if is_inference_data(data):
         groups = data.groups()
         if "posterior" not in groups:
             raise ValueError(f"`{argname}` has no posterior group (groups: {groups}).")
         return RegenData(data.posterior, data.sample_stats if "sample_stats" in groups else None)
-    if _is_datatree(data):
+    if is_datatree(data):
         children = list(data.children)
         if "posterior" in children:
-            stats = _node_dataset(data, "sample_stats") if "sample_stats" in children else None
-            return RegenData(_node_dataset(data, "posterior"), stats)
+            stats = get_group(data, "sample_stats") if "sample_stats" in children else None
+            return RegenData(get_group(data, "posterior"), stats)
         if data.has_data:  # a tree holding the posterior at its root
             ds = data.to_dataset()
             return RegenData(ds, _stats_from_dataset(ds, logp_var))

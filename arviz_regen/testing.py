@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._containers import from_dict
 from ._numba import lazy_njit
 from .state import canonicalize, state_keys
 
@@ -79,7 +80,8 @@ def metropolis_chain(probs, n_chain, n_draw, rng, *, stay=0.8, max_step=3, start
 
 
 def make_idata(states, index, logp_states, var_name="z", logp_shift=0.0):
-    """InferenceData in the SPEC layout from state labels and per-draw state indices.
+    """Draws in the SPEC layout from state labels and per-draw state indices: an InferenceData
+    on ArviZ 0.x, a DataTree on ArviZ 1.x (what that generation's ``pm.sample`` returns).
 
     Parameters
     ----------
@@ -89,16 +91,14 @@ def make_idata(states, index, logp_states, var_name="z", logp_shift=0.0):
     logp_shift : float
         Constant added to ``partition_logp`` (it is unnormalized).
     """
-    import arviz as az
-
     states = np.asarray(states, dtype=np.int64)
     index = np.asarray(index)
     labels = states[index]
-    return az.from_dict(
-        posterior={var_name: labels},
-        sample_stats={
+    groups = {
+        "posterior": {var_name: labels},
+        "sample_stats": {
             "partition_logp": np.asarray(logp_states, dtype=float)[index] + logp_shift,
             "n_clusters": labels.max(axis=-1) + 1,
         },
-        dims={var_name: [f"{var_name}_dim_0"]},
-    )
+    }
+    return from_dict(groups, dims={var_name: [f"{var_name}_dim_0"]})

@@ -28,6 +28,8 @@ __all__ = [
     "get_group",
     "add_group",
     "from_dict",
+    "from_datasets",
+    "to_datatree",
 ]
 
 
@@ -112,6 +114,26 @@ def from_dict(groups, dims=None, coords=None):
     if major >= 1:
         return az.from_dict(dict(groups), dims=dims, coords=coords)
     return az.from_dict(**groups, dims=dims, coords=coords)
+
+
+def from_datasets(groups):
+    """A container of the installed ArviZ generation from ``{group: xarray.Dataset}``."""
+    if arviz_major() == 0:
+        import arviz as az
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # non-standard group names
+            return az.InferenceData(**groups)
+    return xr.DataTree.from_dict(dict(groups))
+
+
+def to_datatree(data):
+    """``data`` as an ``xarray.DataTree`` (an InferenceData converted, a DataTree unchanged)."""
+    if is_datatree(data):
+        return data
+    if is_inference_data(data):
+        return data.to_datatree()
+    raise TypeError(f"expected an InferenceData or a DataTree, got {type(data).__name__}.")
 
 
 def _tree_from_dict(groups, dims, coords):

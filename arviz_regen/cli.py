@@ -20,18 +20,26 @@ EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_NO_VERDICT = 0, 1, 2, 3
 
 
 def save_inference_data(idata, path):
-    """Save an InferenceData as netCDF (``*.nc``) or zarr (``*.zarr``, any zarr version)."""
+    """Save an InferenceData or DataTree as netCDF (``*.nc``) or zarr (``*.zarr``, any zarr version)."""
+    from ._containers import get_group, group_names, is_datatree
+
     path = Path(path)
+    if is_datatree(idata):
+        if path.suffix == ".zarr":
+            idata.to_zarr(str(path), mode="w")
+        else:
+            idata.to_netcdf(str(path))
+        return path
     if path.suffix == ".zarr":
-        for i, group in enumerate(idata.groups()):
-            getattr(idata, group).to_zarr(str(path), group=group, mode="w" if i == 0 else "a")
+        for i, group in enumerate(group_names(idata)):
+            get_group(idata, group).to_zarr(str(path), group=group, mode="w" if i == 0 else "a")
     else:
         idata.to_netcdf(str(path))
     return path
 
 
 def open_inference_data(path, chunks=None):
-    """Open a saved InferenceData (netCDF file or zarr store), lazily with dask when ``chunks``.
+    """Open saved draws (netCDF file or zarr store), lazily with dask when ``chunks``.
 
     Parameters
     ----------
@@ -39,14 +47,26 @@ def open_inference_data(path, chunks=None):
         ``*.nc``/netCDF file or ``*.zarr`` directory.
     chunks : dict or None
         Dask chunks (e.g. ``{"draw": 10000}``); None reads without dask (lazily from disk).
+
+    Returns
+    -------
+    InferenceData (ArviZ 0.x) or xarray.DataTree (ArviZ 1.x, or without ArviZ)
     """
-    import arviz as az
     import xarray as xr
+
+    from ._containers import arviz_major
 
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no such file or directory: {path}")
     is_zarr = path.is_dir() or path.suffix == ".zarr"
+    if arviz_major() != 0:
+        tree = xr.open_datatree(str(path), engine="zarr" if is_zarr else None, chunks=chunks)
+        if not tree.children:
+            raise ValueError(f"{path} holds no groups (expected `posterior` and `sample_stats`).")
+        return tree
+    import arviz as az
+
     if is_zarr:
         # read group by group with xarray: works with zarr 2 and 3 (ArviZ's from_zarr needs zarr<3)
         import zarr

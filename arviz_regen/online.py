@@ -34,6 +34,8 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from ._containers import add_group, group_names, is_datatree, is_inference_data
+
 __all__ = ["StopWhenConverged", "when_converged", "checkpoint_grid", "active_monitor"]
 
 #: the monitor most recently created: sampler progress bars show its state (see
@@ -344,17 +346,12 @@ class StopWhenConverged:
     def annotate(self, idata):
         """Record the decision in an InferenceData or DataTree (group ``convergence_monitor``)."""
         hist = self.history
-        if hasattr(idata, "add_groups"):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # ArviZ warns about non-standard groups
-                idata.add_groups({"convergence_monitor": hist})
-            if "sample_stats" in idata.groups():
-                idata.sample_stats.attrs["convergence_monitor"] = hist.attrs["reason"]
-            return idata
-        if isinstance(idata, xr.DataTree):
-            idata["convergence_monitor"] = xr.DataTree(hist)
-            return idata
-        raise TypeError(f"`idata` must be an InferenceData or a DataTree, got {type(idata).__name__}.")
+        if not (is_inference_data(idata) or is_datatree(idata)):
+            raise TypeError(f"`idata` must be an InferenceData or a DataTree, got {type(idata).__name__}.")
+        add_group(idata, "convergence_monitor", hist, replace=True)
+        if "sample_stats" in group_names(idata):
+            idata["sample_stats"].attrs["convergence_monitor"] = hist.attrs["reason"]
+        return idata
 
 
 def when_converged(data, var_names=None, *, alpha=0.05, k=(2, 5), precision="fixed_width", epsilon=0.02,

@@ -68,6 +68,7 @@ import arviz as az
 import matplotlib.pyplot as plt
 import pandas as pd
 import pymc as pm
+import xarray as xr
 
 import arviz_regen  # registers az.hotelling_rs and friends
 from pymc_partition.exact import exact_posterior
@@ -204,7 +205,7 @@ print("BADLY_MIXING =", pmp.SplitMerge.BADLY_MIXING)
 idatas, seconds = workflow.sample_both(model, z, draws=DRAWS, chains=CHAINS, random_seed=SEED, progressbar=False)
 for name in idatas:
     print(f"{name}: {CHAINS} chains x {DRAWS:,} draws in {seconds[name]:.1f} s")
-idatas["split_merge"].sample_stats[["partition_logp", "n_clusters", "proposal", "proposal_accepted"]]
+xr.Dataset({k: idatas["split_merge"].sample_stats[k] for k in ["partition_logp", "n_clusters", "proposal", "proposal_accepted"]})
 
 # %% [markdown]
 # ## 6. Convergence tables

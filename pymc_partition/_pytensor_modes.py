@@ -9,6 +9,11 @@ the system for a C BLAS and warns when none is found. Excluding that rewrite, wh
 to these dense graphs, keeps the numba compilations from starting the search; the warning then
 appears only when a C-backend graph really asks for BLAS, which is when it is true. Nothing is
 silenced: pytensor's detection and its warning are left as they are.
+
+PyTensor 3.3 registers ``local_usmm`` only when ``pytensor.sparse`` is imported (lazily): excluding
+the name before that import leaves an empty entry in the rewrite database, and the later import
+then fails ("The tag ... is already present"), which surfaced as "Rewrite failure" errors in the
+log and broken sparse graphs. So the sparse module is imported first, where it exists.
 """
 
 from __future__ import annotations
@@ -21,6 +26,12 @@ __all__ = ["numba_mode"]
 @functools.lru_cache(maxsize=1)
 def numba_mode():
     """``get_mode("NUMBA")`` without the sparse ``local_usmm`` rewrite (see the module docstring)."""
+    import importlib
+
     from pytensor.compile.mode import get_mode
 
+    try:  # registers `local_usmm` before it is excluded (PyTensor 3.3 imports it lazily)
+        importlib.import_module("pytensor.sparse")
+    except ImportError:  # scipy.sparse missing: then nothing registers the rewrite either
+        pass
     return get_mode("NUMBA").excluding("local_usmm")

@@ -64,19 +64,19 @@ def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, 
 
     Parameters
     ----------
-    idata : InferenceData
-        With the partition's draws in ``posterior``.
+    idata : InferenceData or xarray.DataTree
+        With the partition's draws in ``posterior`` (what ``pm.sample`` returned).
     var_names : list of str, optional
         ``MarginalLikelihood`` variables to compute (default: all of them).
     extend_inferencedata : bool
-        Add the results to ``idata.log_likelihood`` (created if absent) and return ``idata``;
-        else return a Dataset.
+        Add the results to the ``log_likelihood`` group of ``idata`` (created if absent) and
+        return ``idata``; else return a Dataset.
     model : pymc.Model, optional
         Defaults to the model on the context stack.
 
     Returns
     -------
-    InferenceData or xarray.Dataset
+    InferenceData, xarray.DataTree or xarray.Dataset
         One variable per term, dims ``(chain, draw, <item dim>)``: item ``i``'s log predictive
         density given the partition and the rest of its cluster (see the module docstring for
         why PSIS-LOO then estimates ``log p(y_i | y_{-i})``, item ``i``'s data left out).
@@ -90,13 +90,20 @@ def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, 
     import pymc as pm
     import xarray as xr
 
+    from arviz_regen._containers import add_group, get_group, group_names, is_datatree, is_inference_data
+
     from .model_spec import find_partition_vars, partition_spec
     from .state import canonicalize, keys_to_labels, state_keys
 
     model = pm.modelcontext(model)
-    posterior = getattr(idata, "posterior", None)
-    if posterior is None:
+    if not (is_inference_data(idata) or is_datatree(idata)):
+        raise TypeError(
+            f"`idata` must be what pm.sample returned (InferenceData or DataTree), got "
+            f"{type(idata).__name__}."
+        )
+    if "posterior" not in group_names(idata):
         raise ValueError("`idata` has no posterior group: sample the model first.")
+    posterior = get_group(idata, "posterior")
     results = {}
     for rv in find_partition_vars(model):
         if rv.name not in posterior:
@@ -107,6 +114,11 @@ def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, 
             continue
         da = posterior[rv.name]
         item_dim = [d for d in da.dims if d not in ("chain", "draw")][0]
+        if da.sizes[item_dim] != spec.n_items:
+            raise ValueError(
+                f"The posterior's {rv.name!r} has {da.sizes[item_dim]} items, the model's "
+                f"{spec.n_items}: these draws are not from this model."
+            )
         labels = canonicalize(da.transpose("chain", "draw", item_dim).values.astype(np.int64))
         keys = state_keys(labels.reshape(-1, spec.n_items), assume_canonical=True)
         ukeys, inverse = np.unique(keys, return_inverse=True)
@@ -129,8 +141,6 @@ def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, 
     ds = xr.Dataset(results)
     if not extend_inferencedata:
         return ds
-    if "log_likelihood" in idata.groups():
-        idata.log_likelihood = idata.log_likelihood.assign(results)
-    else:
-        idata.add_groups(log_likelihood=ds)
-    return idata
+    if "log_likelihood" in group_names(idata):
+        ds = get_group(idata, "log_likelihood").assign(results)
+    return add_group(idata, "log_likelihood", ds, replace=True)

@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-import arviz as az
+
 
 import arviz_regen
+from arviz_regen._containers import from_dict
 from arviz_regen.regeneration import NonRecurrenceWarning
 from arviz_regen.testing import iid_chain, make_idata
 
@@ -100,7 +101,7 @@ def test_only_one_visited_state():
 
 def test_missing_partition_logp(good_idx):
     labels = STATES[good_idx]
-    idata = az.from_dict(posterior={"z": labels})
+    idata = from_dict({"posterior": {"z": labels}})
     with pytest.raises(ValueError, match="partition_logp"):
         arviz_regen.hotelling_rs(idata, method="chi2", n_bootstrap=99)
     # co-clustering does not need it: regenerates at the most visited state, with a warning
@@ -111,7 +112,7 @@ def test_missing_partition_logp(good_idx):
         table = arviz_regen.regen_summary(idata)
     assert "n_clusters" in table.index and not any("hotelling" in r for r in table.index)
     # another name for the log posterior
-    idata2 = az.from_dict(posterior={"z": labels}, sample_stats={"lp_part": LOGP[good_idx]})
+    idata2 = from_dict({"posterior": {"z": labels}, "sample_stats": {"lp_part": LOGP[good_idx]}})
     ds = arviz_regen.hotelling_rs(idata2, logp_var="lp_part", k=3, method="chi2", n_bootstrap=99)
     assert np.all(ds.df.values == 2)
 
@@ -119,10 +120,7 @@ def test_missing_partition_logp(good_idx):
 def test_non_canonical_labels(good_idx):
     labels = STATES[good_idx].copy()
     relabelled = labels * 7 + 3  # same partitions, arbitrary label values
-    idata = az.from_dict(
-        posterior={"z": relabelled},
-        sample_stats={"partition_logp": LOGP[good_idx]},
-    )
+    idata = from_dict({"posterior": {"z": relabelled}, "sample_stats": {"partition_logp": LOGP[good_idx]}})
     with pytest.warns(UserWarning, match="not canonical"):
         ds = arviz_regen.hotelling_rs(idata, var_names="z", k=3, method="chi2", n_bootstrap=99)
     ref = arviz_regen.hotelling_rs(_idata(good_idx), k=3, method="chi2", n_bootstrap=99)
@@ -131,7 +129,7 @@ def test_non_canonical_labels(good_idx):
 
 def test_logp_not_a_function_of_the_state(good_idx):
     logp = LOGP[good_idx] + np.random.default_rng(2).normal(0, 0.01, good_idx.shape)
-    idata = az.from_dict(posterior={"z": STATES[good_idx]}, sample_stats={"partition_logp": logp})
+    idata = from_dict({"posterior": {"z": STATES[good_idx]}, "sample_stats": {"partition_logp": logp}})
     # e.g. hyperparameters sampled alongside: no valid regeneration, and the message says why
     with pytest.raises(ValueError, match="differs between draws of the same partition.*fixed target"):
         arviz_regen.hotelling_rs(idata, k=2, method="chi2", n_bootstrap=99)
@@ -142,7 +140,7 @@ def test_logp_not_a_function_of_the_state(good_idx):
 def test_non_finite_logp(good_idx):
     logp = LOGP[good_idx].copy()
     logp[0, 3] = np.nan
-    idata = az.from_dict(posterior={"z": STATES[good_idx]}, sample_stats={"partition_logp": logp})
+    idata = from_dict({"posterior": {"z": STATES[good_idx]}, "sample_stats": {"partition_logp": logp}})
     with pytest.raises(ValueError, match="non-finite"):
         arviz_regen.hotelling_rs(idata, method="chi2", n_bootstrap=99)
 
@@ -171,14 +169,11 @@ def test_argument_errors(good_idx):
 
 def test_ambiguous_or_missing_partition_variable(good_idx):
     labels = STATES[good_idx]
-    two = az.from_dict(
-        posterior={"z": labels, "w": labels.copy()},
-        sample_stats={"partition_logp": LOGP[good_idx]},
-    )
+    two = from_dict({"posterior": {"z": labels, "w": labels.copy()}, "sample_stats": {"partition_logp": LOGP[good_idx]}})
     with pytest.raises(ValueError, match="several posterior variables"):
         arviz_regen.hotelling_rs(two, method="chi2", n_bootstrap=99)
     assert np.isfinite(arviz_regen.hotelling_rs(two, var_names="w", k=2, method="chi2", n_bootstrap=99).t2.values).all()
-    none = az.from_dict(posterior={"mu": np.random.default_rng(0).normal(size=(2, 10))})
+    none = from_dict({"posterior": {"mu": np.random.default_rng(0).normal(size=(2, 10))}})
     with pytest.raises(ValueError, match="no posterior variable looks like a partition"):
         arviz_regen.hotelling_rs(none, method="chi2", n_bootstrap=99)
 

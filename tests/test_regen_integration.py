@@ -13,6 +13,7 @@ import xarray as xr  # noqa: E402
 from dask.callbacks import Callback  # noqa: E402
 
 import arviz_regen  # noqa: E402
+from arviz_regen._containers import from_datasets, get_group  # noqa: E402
 from arviz_regen.cli import main, open_inference_data, save_inference_data  # noqa: E402
 from arviz_regen.testing import make_idata, metropolis_chain, random_partitions, zipf_probs  # noqa: E402
 
@@ -52,7 +53,7 @@ def test_registered_on_arviz():
 
 def test_beside_rhat_and_ess(idata):
     hrs = az.hotelling_rs(idata, k=[2, 3, 5])
-    rhat = az.rhat(idata.sample_stats[["n_clusters", "partition_logp"]])
+    rhat = az.rhat(get_group(idata, "sample_stats")[["n_clusters", "partition_logp"]])
     merged = xr.merge([hrs.drop_attrs() if hasattr(hrs, "drop_attrs") else hrs, rhat.rename({k: f"rhat_{k}" for k in rhat.data_vars})])
     assert set(merged.data_vars) >= {"t2", "p_value", "df", "n_tours", "rhat_n_clusters"}
     assert hrs.p_value.dims == ("chain", "k")
@@ -73,10 +74,10 @@ def test_accepts_what_convert_to_inference_data_accepts(idata):
 
 
 def _open_chunked_zarr(path):
-    return az.InferenceData(
-        posterior=xr.open_zarr(path, group="posterior", chunks={"draw": 500}),
-        sample_stats=xr.open_zarr(path, group="sample_stats", chunks={"draw": 500}),
-    )
+    return from_datasets({
+        "posterior": xr.open_zarr(path, group="posterior", chunks={"draw": 500}),
+        "sample_stats": xr.open_zarr(path, group="sample_stats", chunks={"draw": 500}),
+    })  # fmt: skip
 
 
 @pytest.mark.parametrize("fmt", ["zarr", "netcdf"])
@@ -88,10 +89,7 @@ def test_dask_backed_equals_in_memory(idata, tmp_path, fmt):
     else:
         path = str(tmp_path / "trace.nc")
         idata.to_netcdf(path)
-        chunks = {"draw": 500}
-        lazy = az.InferenceData.from_netcdf(
-            path, group_kwargs={"posterior": {"chunks": chunks}, "sample_stats": {"chunks": chunks}}
-        )
+        lazy = open_inference_data(path, chunks={"draw": 500})
     assert isinstance(lazy.posterior["z"].data, dsa.Array)
     counter = CountTasks()
     with dask.config.set(scheduler="synchronous"), counter:
@@ -120,7 +118,7 @@ def test_summary_table(idata):
     assert "p_value_min" not in table.columns  # the minimum over chains had no multiplicity control
     hot = [c for c in table.columns if c not in ("mean", "sd", "ess_bulk", "ess_tail", "r_hat")]
     assert hot == [*verdict, *chains, "n_tours_min", "tours_visiting_min"]  # the verdict first
-    rhat = az.rhat(idata.sample_stats["n_clusters"].values)
+    rhat = az.rhat(get_group(idata, "sample_stats")[["n_clusters"]])["n_clusters"]
     np.testing.assert_allclose(table.loc["n_clusters", "r_hat"], rhat)
     hrs = arviz_regen.hotelling_rs(idata, k=[2, 3, 5, 10], n_bootstrap=199)
     for kk in (2, 3, 5, 10):
@@ -141,7 +139,10 @@ def test_summary_table(idata):
     vals = table.loc["hotelling_rs[k=2]", verdict[1:3]].astype(float).values
     assert np.all((vals >= 1 / 200) & (vals <= 1))
     # n_clusters recomputed from the labels when not recorded
-    no_nc = az.InferenceData(posterior=idata.posterior, sample_stats=idata.sample_stats.drop_vars("n_clusters"))
+    no_nc = from_datasets({
+        "posterior": get_group(idata, "posterior"),
+        "sample_stats": get_group(idata, "sample_stats").drop_vars("n_clusters"),
+    })  # fmt: skip
     t2 = arviz_regen.regen_summary(no_nc, k=2, n_bootstrap=199)
     np.testing.assert_allclose(t2.loc["n_clusters", "mean"], table.loc["n_clusters", "mean"])
 

@@ -102,9 +102,12 @@ def test_fail_below_no_verdict_without_recurring_states(flat, tmp_path, capsys):
 
 
 def test_fail_below_without_log_posterior_and_errors(good, tmp_path, capsys):
-    import arviz as az
+    from arviz_regen._containers import from_datasets, get_group
 
-    no_logp = az.InferenceData(posterior=good.posterior, sample_stats=good.sample_stats.drop_vars("partition_logp"))
+    no_logp = from_datasets({
+        "posterior": get_group(good, "posterior"),
+        "sample_stats": get_group(good, "sample_stats").drop_vars("partition_logp"),
+    })  # fmt: skip
     path = _save(no_logp, tmp_path, "nologp")
     assert main([path, *B, "--fail-below", "0.05"]) == EXIT_NO_VERDICT
     assert "NOT REACHED" in capsys.readouterr().out

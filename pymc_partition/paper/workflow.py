@@ -12,6 +12,8 @@ import warnings
 
 import numpy as np
 
+from arviz_regen._containers import add_group, get_group
+
 from . import constants
 
 __all__ = [
@@ -104,8 +106,9 @@ def sample_both(model, z, *, draws=constants.DRAWS, chains=constants.CHAINS, cor
             )  # fmt: skip
         seconds[name] = time.perf_counter() - t0
         dim = f"{z.name}_dim_0"
-        if item_names is not None and dim in idata.posterior.dims:
-            idata.posterior = idata.posterior.assign_coords({dim: list(item_names)})
+        posterior = get_group(idata, "posterior")
+        if item_names is not None and dim in posterior.dims:
+            add_group(idata, "posterior", posterior.assign_coords({dim: list(item_names)}), replace=True)
         idatas[name] = idata
     return idatas, seconds
 

@@ -8,6 +8,8 @@ unnormalized log posterior of the partition.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytensor.tensor as pt
 from pymc.distributions.distribution import Continuous
@@ -154,9 +156,19 @@ class MarginalLikelihood(Continuous):
             family=family, param_names=random,
             signature=f"(n),(n,s){param_sig},(r)->({values.shape[0]},{values.shape[1]})",
         )  # fmt: skip
-        rv = op(partition, stats, *params, pt.constant(item_index), **kwargs)
+        rv = _call_rv(op, partition, stats, *params, pt.constant(item_index), **kwargs)
         rv.tag.item_index = item_index
         return rv
+
+
+def _call_rv(op, *args, **kwargs):
+    """``op(*args)``'s draw; PyTensor 3 warns unless asked for the next rng too (and dropped)."""
+    if _RETURNS_NEXT_RNG:
+        return op(*args, return_next_rng=True, **kwargs)[1]
+    return op(*args, **kwargs)
+
+
+_RETURNS_NEXT_RNG = "return_next_rng" in inspect.signature(RandomVariable.__call__).parameters
 
 
 def _current_value(var):

@@ -1,12 +1,12 @@
 """PyMC step methods for Partition variables: collapsed Gibbs and restricted-Gibbs split-merge.
 
-Importing this module appends :class:`GibbsPartition` to ``pm.STEP_METHODS``, so ``pm.sample()``
+Importing this module appends :class:`GibbsPartition` to ``pymc.step_methods.STEP_METHODS``, so ``pm.sample()``
 without ``step=`` picks it for a :class:`~pymc_partition.Partition` variable, and installs the
 hooks of :mod:`.pymc_hooks` (generic steps refuse Partitions; PyMC's default convergence checks
 skip them).
 """
 
-import pymc as pm
+from pymc.step_methods import STEP_METHODS as _STEP_METHODS  # pm.STEP_METHODS is deprecated in PyMC 6
 
 from . import pymc_hooks as _pymc_hooks
 from .base import PartitionStep, PartitionStepState
@@ -25,8 +25,8 @@ __all__ = [
     "PROPOSAL_MERGE",
 ]
 
-if GibbsPartition not in pm.STEP_METHODS:
-    pm.STEP_METHODS.append(GibbsPartition)
+if GibbsPartition not in _STEP_METHODS:
+    _STEP_METHODS.append(GibbsPartition)
 
 # generic steps refuse Partitions; PyMC's default convergence checks skip them (see pymc_hooks)
 _pymc_hooks.install()

@@ -1,4 +1,4 @@
-"""Pointwise log-likelihood of a clustering model: one entry per item, for ``az.loo``/``az.waic``.
+"""Pointwise log-likelihood of a clustering model: one entry per item, for ``az.loo``.
 
 The marginal likelihood of a partition is one number per draw, so PyMC's
 ``pm.compute_log_likelihood`` gives ``az.loo`` nothing to leave out. Here item ``i``'s entry is

@@ -70,6 +70,7 @@ def test_committed_notebook_is_a_full_run_of_the_source():
     assert not _errors(nb)
     text = json.dumps([c.outputs for c in code])
     assert "DRAWS=50,000" in text and "Arabidopsis data from" in text
+    assert "pymc 6." in text and "arviz 1." in text, "commit it executed on PyMC 6 / ArviZ 1.x"
     assert NOTEBOOK.stat().st_size < 2_000_000
     # paired: the committed notebook's cells are the source's (rebuild with _build_notebook.py)
     source = jupytext.read(SOURCE)

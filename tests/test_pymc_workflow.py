@@ -13,6 +13,7 @@ import pytest
 import xarray as xr
 
 import pymc_partition as pmp
+from arviz_regen._containers import get_group
 
 BERNOULLI_DATA = np.array([[1, 0], [1, 1], [0, 0], [0, 1], [1, 1]])
 
@@ -143,7 +144,7 @@ def test_two_partitions_sampled_by_pm_sample_have_their_own_stats():
     xr.testing.assert_identical(cc, ref)
     # a default name that is really missing still says what to do
     with pytest.raises(ValueError, match="partition_logp"):
-        az.hotelling_rs(idata.posterior[["z"]], var_names="z", k=2)
+        az.hotelling_rs(get_group(idata, "posterior")[["z"]], var_names="z", k=2)
     # the progress bar of the compound step shows one column pair per partition
     columns, bar = step._progressbar_config(2)
     assert set(bar) >= {"n_clusters_z", "partition_logp_z", "n_clusters_z2", "partition_logp_z2"}

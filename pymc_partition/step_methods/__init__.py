@@ -1,13 +1,11 @@
 """PyMC step methods for Partition variables: collapsed Gibbs and restricted-Gibbs split-merge.
 
 Each is a thin PyMC adapter (:mod:`.base`) around the PyMC-free sampling engine
-(:mod:`pymc_partition.engine`). Importing this module appends :class:`GibbsPartition` to
-``pymc.step_methods.STEP_METHODS``, so ``pm.sample()`` without ``step=`` picks it for a
-:class:`~pymc_partition.Partition` variable, and installs the hooks of :mod:`.pymc_hooks`
-(generic steps refuse Partitions; PyMC's default convergence checks skip them).
+(:mod:`pymc_partition.engine`). Importing this module installs the PyMC hooks of
+:mod:`.pymc_hooks`: :class:`GibbsPartition` joins ``pymc.step_methods.STEP_METHODS``, so
+``pm.sample()`` without ``step=`` picks it for a :class:`~pymc_partition.Partition` variable;
+generic steps refuse Partitions; PyMC's default convergence checks skip them.
 """
-
-from pymc.step_methods import STEP_METHODS as _STEP_METHODS  # pm.STEP_METHODS is deprecated in PyMC 6
 
 from ..engine import compile_log_marginal
 from . import pymc_hooks
@@ -25,8 +23,5 @@ __all__ = [
     "PROPOSAL_SPLIT",
     "PROPOSAL_MERGE",
 ]
-
-if GibbsPartition not in _STEP_METHODS:
-    _STEP_METHODS.append(GibbsPartition)
 
 pymc_hooks.install()

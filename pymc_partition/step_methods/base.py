@@ -161,10 +161,9 @@ class PartitionStep(BlockedStep):
         raw = point[self._value_name]
         chain = self._chain
         if chain is None or not (raw is chain.labels or np.array_equal(raw, chain.labels)):
-            chain = self.engine.init(raw)
-        self._chain = None
+            chain = self.engine.init(raw)  # new labels: the engine rebuilds its state from them
         chain, res = self.engine.step(chain, self.rng)
-        self._chain = chain
+        self._chain = chain  # PyMC passes its labels back next time: the engine continues
         self.n_steps += 1
         new_point = point.copy()
         new_point[self._value_name] = chain.labels

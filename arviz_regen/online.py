@@ -38,18 +38,17 @@ from ._containers import add_group, group_names, is_datatree, is_inference_data
 
 __all__ = ["StopWhenConverged", "when_converged", "checkpoint_grid", "active_monitor"]
 
-#: the monitor most recently created: sampler progress bars show its state (see
-#: :func:`active_monitor`); a weak reference, so a discarded monitor disappears from them
-_ACTIVE = None
-
 
 def active_monitor():
-    """The :class:`StopWhenConverged` most recently created and still alive, or None.
+    """The active :class:`StopWhenConverged` (the newest one not closed and still alive), or
+    None: see :mod:`arviz_regen.monitor_registry`.
 
     Step methods that draw a progress bar (the pymc_partition partition steps) add a column with
     its :attr:`StopWhenConverged.status`, so the monitor's state is shown while sampling.
     """
-    return _ACTIVE() if _ACTIVE is not None else None
+    from .monitor_registry import registry
+
+    return registry.active
 
 _PRECISION = ("fixed_width", "relative")
 
@@ -270,10 +269,22 @@ class StopWhenConverged:
         self._logp = {}
         self._rows = []
         self._next = 0
-        global _ACTIVE
-        import weakref
+        from .monitor_registry import registry
 
-        _ACTIVE = weakref.ref(self)
+        registry.register(self)  # progress bars show the newest monitor's status
+
+    def close(self):
+        """Stop being the monitor progress bars show (:mod:`arviz_regen.monitor_registry`);
+        also at the end of a ``with`` block. The decision and history stay readable."""
+        from .monitor_registry import registry
+
+        registry.unregister(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     @property
     def status(self):

@@ -160,7 +160,7 @@ def rebuild_step(step, point, name, n_calls):
     labels = point[name]
     t0 = time.perf_counter()
     for _ in range(n_calls):
-        step._last = None  # forget the cached state: the kernel rebuilds it from the labels
+        step._chain = None  # forget the cached state: the kernel rebuilds it from the labels
         point[name] = labels
         new, _ = step.step(point)
         labels = new[name]
@@ -179,8 +179,9 @@ def perturbed_points(point, jitter, n, rng):
 
 
 def refresh_parts(step, points, n_calls):
-    """Seconds per call of each part of a refresh (``Hyperparameters.read`` and ``_refresh``)."""
-    hyper = step._hyper
+    """Seconds per call of each part of a refresh (``HyperparameterReader.read`` and the
+    engine's ``refresh``)."""
+    hyper = step._reader
     vals = [[np.asarray(q[n]) for n in hyper.names] for q in points]
     outs = [[np.asarray(x, dtype=float) for x in hyper._fn(*v)] for v in vals]
 
@@ -205,13 +206,13 @@ def refresh_parts(step, points, n_calls):
             lambda i: hyper._fn(*vals[i])),
         "the family at the new values": per_call(fams),
     }
-    # the rest of Hyperparameters.read: comparing with the last values, copies, finiteness checks
+    # the rest of HyperparameterReader.read: comparing with the last values, copies, finiteness checks
     # (consecutive points differ, so every call reads)
     whole = per_call(lambda i: hyper.read(points[i]))
-    parts["rest of Hyperparameters.read (compare, copy, check)"] = whole - sum(parts.values())
+    parts["rest of HyperparameterReader.read (compare, copy, check)"] = whole - sum(parts.values())
     parts["family.predictive_form(stats)"] = per_call(
         lambda i: families[i].predictive_form(outs[i][2]))
-    hyper._last = None  # forget what read saw, so the step reads again
+    hyper.forget()  # forget what read saw, so the step reads again
     return parts
 
 
@@ -285,7 +286,7 @@ def measure(case, quick):
     t0 = time.perf_counter()
     rand = pmp.GibbsPartition([zr], model=rand_model)
     first = time.perf_counter() - t0
-    res["first"]["build GibbsPartition, random (+ Hyperparameters compile)"] = first
+    res["first"]["build GibbsPartition, random (+ HyperparameterReader compile)"] = first
 
     # warm up: a few sweeps from the initial point so the chains hold realistic clusters
     pf, pr = fixed_model.initial_point(), rand_model.initial_point()

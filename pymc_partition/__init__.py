@@ -5,8 +5,9 @@ enter through a closed-form conjugate marginal likelihood (:class:`MarginalLikel
 model's logp is the exact unnormalized log posterior of the partition.
 
 ``import pymc_partition`` is light (numpy and :mod:`pymc_partition.datasets` only): the names below
-are loaded on first use, all at once, as an eager import would (so ``pm.STEP_METHODS`` and the
-logprob registrations are in place as soon as any of them is touched). That keeps
+are loaded on first use, all at once, as an eager import would (so the PyMC hooks, among them
+``GibbsPartition`` in ``pymc.step_methods.STEP_METHODS``, and the logprob registrations are in
+place as soon as any of them is touched). That keeps
 ``pymc-partition-demo --help`` and its argument errors fast: they never import PyMC.
 """
 

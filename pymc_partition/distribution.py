@@ -8,6 +8,8 @@ normalized ``log_g``/``log_h`` tables (see :mod:`pymc_partition.priors`).
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 import pytensor.tensor as pt
 from pymc.distributions.distribution import Discrete
@@ -16,7 +18,16 @@ from pytensor.tensor.random.op import RandomVariable
 from .prior_draws import draw_gibbs_type, gibbs_type_coefficients
 from .priors import PartitionPrior, check_n_items as _check_n_items
 
-__all__ = ["Partition", "PartitionRV", "sample_prior_labels", "partition_logp_graph"]
+__all__ = [
+    "Partition",
+    "PartitionRV",
+    "PartitionParams",
+    "sample_prior_labels",
+    "partition_logp_graph",
+]
+
+#: the inputs of a Partition variable by name (:meth:`PartitionRV.params_of`)
+PartitionParams = namedtuple("PartitionParams", "log_g log_h")
 
 
 def _prefix_weights(log_g, log_h):
@@ -78,6 +89,12 @@ class PartitionRV(RandomVariable):
     signature = "(m),(m)->(n)"
     dtype = "int64"
     _print_name = ("Partition", "\\operatorname{Partition}")
+
+    @staticmethod
+    def params_of(rv):
+        """The prior tables of Partition variable ``rv``, by name (:data:`PartitionParams`)."""
+        node = rv.owner
+        return PartitionParams(*node.op.dist_params(node))
 
     def _supp_shape_from_params(self, dist_params, param_shapes=None):
         shape = param_shapes[0] if param_shapes is not None else dist_params[0].shape

@@ -28,7 +28,6 @@ import numba
 import numpy as np
 
 from . import _exact_kernels as K
-from .model_spec import partition_spec
 from .state import _bits_per_label, bell_number, canonicalize, check_labels, keys_to_labels
 
 __all__ = ["exact_posterior", "ExactPosterior", "MAX_DP_ITEMS", "MAX_ENUM_ITEMS", "MAX_TOP_K"]
@@ -470,6 +469,8 @@ def exact_posterior(model=None, var=None, *, top_k=100, progressbar=True, point=
     >>> labels, probs = exact.top(10)               # doctest: +SKIP
     >>> exact.coclustering[0, 1], exact.log_z       # doctest: +SKIP
     """
+    from .model_spec import partition_spec  # PyMC, only for a model (ExactPosterior takes a spec)
+
     top_k = _check_int("top_k", top_k, 1)
     spec = partition_spec(model, var, point=point)
     if spec.n_items > MAX_DP_ITEMS:

@@ -9,6 +9,7 @@ unnormalized log posterior of the partition.
 from __future__ import annotations
 
 import inspect
+from collections import namedtuple
 
 import numpy as np
 import pytensor.tensor as pt
@@ -19,7 +20,18 @@ from ._symbolic import is_symbolic
 from .distribution import PartitionRV
 from .families.base import ConjugateFamily, check_data
 
-__all__ = ["MarginalLikelihood", "MarginalLikelihoodRV", "marginal_loglik_graph"]
+__all__ = [
+    "MarginalLikelihood",
+    "MarginalLikelihoodRV",
+    "MarginalLikelihoodParams",
+    "marginal_loglik_graph",
+]
+
+#: the inputs of a MarginalLikelihood variable by name (:meth:`MarginalLikelihoodRV.params_of`):
+#: ``hyperparameters`` is a tuple in the order of the Op's ``param_names``
+MarginalLikelihoodParams = namedtuple(
+    "MarginalLikelihoodParams", "partition item_stats hyperparameters item_index"
+)
 
 
 class MarginalLikelihoodRV(RandomVariable):
@@ -41,6 +53,14 @@ class MarginalLikelihoodRV(RandomVariable):
         self.family = family
         self.param_names = tuple(param_names)
         super().__init__(signature=signature or "(n),(n,s)->(r,v)", **kwargs)
+
+    @staticmethod
+    def params_of(var):
+        """The inputs of MarginalLikelihood variable ``var``, by name
+        (:data:`MarginalLikelihoodParams`)."""
+        node = var.owner
+        partition, item_stats, *hyperparameters, item_index = node.op.dist_params(node)
+        return MarginalLikelihoodParams(partition, item_stats, tuple(hyperparameters), item_index)
 
     def family_at(self, params):
         """The family with its random hyperparameters replaced by ``params`` (tensors or numbers)."""
@@ -207,7 +227,7 @@ def _is_partition(var):
 
 
 def _partition_n_items(partition):
-    return int(partition.owner.inputs[2].type.shape[0]) - 1
+    return int(PartitionRV.params_of(partition).log_g.type.shape[0]) - 1
 
 
 from pymc.logprob.abstract import _logprob  # noqa: E402

@@ -1,112 +1,59 @@
-"""Read a clustering model back out of a PyMC model: prior tables, family, per-item statistics.
+"""Read a clustering model out of a PyMC model: the one module that reads the PyMC graph.
 
 The samplers and the exact posterior do not evaluate the PyMC graph per state; they work on the
-numbers a :class:`PartitionSpec` gathers once: the prior's ``log_g``/``log_h`` tables and, for each
-:class:`~pymc_partition.MarginalLikelihood` attached to the partition, its family and per-item
-statistics. The family's pytensor ``log_marginal`` stays the single formula they all evaluate.
+numbers a :class:`~pymc_partition.spec.PartitionSpec` gathers once (:func:`partition_spec`): the
+prior's ``log_g``/``log_h`` tables and, for each :class:`~pymc_partition.MarginalLikelihood`
+attached to the partition, its family and per-item statistics. When those depend on other free
+variables of the model, :class:`HyperparameterReader` compiles the map from a point to them, read
+by a partition step at every step. Op inputs are read by name, through
+:meth:`~pymc_partition.PartitionRV.params_of` and
+:meth:`~pymc_partition.likelihood.MarginalLikelihoodRV.params_of`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
-
 import numpy as np
 import pymc as pm
-import pytensor.tensor as pt
+import pytensor
+from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
 
+from ._pytensor_modes import numba_mode
 from .distribution import PartitionRV
-from .families.base import ConjugateFamily
 from .likelihood import MarginalLikelihoodRV
+from .spec import HyperparameterNumbers, LikelihoodTerm, PartitionSpec, StackedFamily
 
 __all__ = [
     "PartitionSpec",
     "LikelihoodTerm",
+    "StackedFamily",
     "partition_spec",
     "find_partition_vars",
+    "is_partition_rv",
+    "likelihood_terms",
     "RandomHyperparameterError",
+    "HyperparameterReader",
 ]
 
 
-@dataclass(frozen=True)
-class LikelihoodTerm:
-    """One ``MarginalLikelihood`` attached to the partition."""
-
-    name: str
-    family: object
-    item_stats: np.ndarray  # (n_items, n_stats)
-
-
-@dataclass(frozen=True)
-class PartitionSpec:
-    """Everything needed to score partitions of one ``Partition`` variable of a model.
-
-    ``log_posterior(z) = log_g[C] + sum_c (log_h[n_c] + sum_terms log_marginal(stats_c))`` is the
-    exact unnormalized log posterior, equal to ``model.compile_logp()`` when the partition and its
-    likelihoods are the whole model.
-    """
-
-    name: str
-    n_items: int
-    log_g: np.ndarray
-    log_h: np.ndarray
-    terms: tuple = field(default_factory=tuple)
-    prior: object = None
-
-    @cached_property
-    def family(self):
-        """One family scoring all likelihood terms at once (stats side by side, logs summed)."""
-        if len(self.terms) == 1:
-            return self.terms[0].family
-        return StackedFamily([t.family for t in self.terms], [t.item_stats.shape[1] for t in self.terms])
-
-    @cached_property
-    def item_stats(self):
-        """Per-item statistics of all terms side by side, ``(n_items, n_stats)``; matches :attr:`family`."""
-        if len(self.terms) == 1:
-            return self.terms[0].item_stats
-        return np.ascontiguousarray(np.concatenate([t.item_stats for t in self.terms], axis=1))
-
-    def log_posterior(self, labels):
-        """Exact unnormalized log posterior of canonical label vector(s) ``(..., n_items)``."""
-        from .state import canonicalize
-
-        labels = canonicalize(labels)
-        flat = labels.reshape(-1, self.n_items)
-        out = np.empty(flat.shape[0])
-        for r, z in enumerate(flat):
-            sizes = np.bincount(z)
-            val = self.log_g[sizes.size] + self.log_h[sizes].sum()
-            cs = np.zeros((sizes.size, self.item_stats.shape[1]))
-            np.add.at(cs, z, self.item_stats)
-            val += self.family.log_marginal_numpy(cs).sum()
-            out[r] = val
-        return out.reshape(labels.shape[:-1]) if labels.ndim > 1 else out[0]
-
-
-class StackedFamily(ConjugateFamily):
-    """Several likelihood terms on the same partition seen as one family."""
-
-    def __init__(self, families, widths):
-        self.families = list(families)
-        self.widths = [int(w) for w in widths]
-
-    def log_marginal(self, stats):
-        stats = pt.as_tensor_variable(stats)
-        total, start = 0.0, 0
-        for fam, w in zip(self.families, self.widths):
-            total = total + fam.log_marginal(stats[..., start : start + w])
-            start += w
-        return total
-
-    def __repr__(self):
-        return f"StackedFamily({self.families!r})"
+def is_partition_rv(var):
+    """Whether ``var`` (a random variable) is a :class:`~pymc_partition.Partition`."""
+    owner = getattr(var, "owner", None)
+    return owner is not None and isinstance(owner.op, PartitionRV)
 
 
 def find_partition_vars(model):
     """The free random variables of ``model`` that are :class:`Partition` variables."""
-    return [rv for rv in model.free_RVs if isinstance(rv.owner.op, PartitionRV)]
+    return [rv for rv in model.free_RVs if is_partition_rv(rv)]
+
+
+def likelihood_terms(model, rv):
+    """The ``MarginalLikelihood`` variables of ``model`` attached to the partition ``rv``."""
+    return [
+        obs for obs in model.observed_RVs
+        if isinstance(obs.owner.op, MarginalLikelihoodRV)
+        and MarginalLikelihoodRV.params_of(obs).partition is rv
+    ]  # fmt: skip
 
 
 def _resolve_var(model, var):
@@ -132,8 +79,6 @@ def _resolve_var(model, var):
 
 def _evaluate_at(model, graphs, point):
     """Evaluate graphs of the model's random variables at ``point`` (value-variable values)."""
-    import pytensor
-
     outs = model.replace_rvs_by_values(list(graphs))
     used = set(ancestors(outs))
     inputs = [v for v in model.value_vars if v in used]
@@ -151,8 +96,6 @@ class RandomHyperparameterError(NotImplementedError):
 def _numbers(model, rv, graphs, point):
     """Numeric values of ``graphs``: constants as they are; graphs of ``pm.Data`` at their current
     values; graphs of the model's random variables at ``point``."""
-    from pytensor.graph.basic import Constant
-
     if all(isinstance(g, Constant) for g in graphs):
         return [np.asarray(g.data, dtype=float) for g in graphs]
     free = sorted({a.name for a in ancestors(graphs) if a in set(model.free_RVs) and a is not rv})
@@ -199,22 +142,21 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
     """
     model = pm.modelcontext(model)
     rv = _resolve_var(model, var)
-    log_g, log_h = _numbers(model, rv, rv.owner.inputs[2:4], point)
+    log_g, log_h = _numbers(model, rv, PartitionRV.params_of(rv), point)
     n_items = log_g.shape[0] - 1
     terms = []
-    for obs in model.observed_RVs:
-        op = obs.owner.op
-        if isinstance(op, MarginalLikelihoodRV) and obs.owner.inputs[2] is rv:
-            stats, *params = _numbers(model, rv, obs.owner.inputs[3:-1], point)  # [-1]: item index
-            if not np.all(np.isfinite(stats)):
-                raise ValueError(
-                    f"The statistics of {obs.name!r} are not finite: check the data given "
-                    "through pm.Data (pm.set_data) for NaN or infinite values."
-                )
-            family = op.family
-            if op.param_names:
-                family = family.with_values(**dict(zip(op.param_names, params)))
-            terms.append(LikelihoodTerm(obs.name, family, np.ascontiguousarray(stats)))
+    for obs in likelihood_terms(model, rv):
+        op, inputs = obs.owner.op, MarginalLikelihoodRV.params_of(obs)
+        stats, *params = _numbers(model, rv, [inputs.item_stats, *inputs.hyperparameters], point)
+        if not np.all(np.isfinite(stats)):
+            raise ValueError(
+                f"The statistics of {obs.name!r} are not finite: check the data given "
+                "through pm.Data (pm.set_data) for NaN or infinite values."
+            )
+        family = op.family
+        if op.param_names:
+            family = family.with_values(**dict(zip(op.param_names, params)))
+        terms.append(LikelihoodTerm(obs.name, family, np.ascontiguousarray(stats)))
     # other terms may sit in the model, but none may depend on the partition: the samplers
     # and the exact posterior score partitions from the prior tables and the terms alone
     others = [
@@ -241,3 +183,69 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
         numbers = _evaluate_at(model, list(values.values()), point)
         prior = prior.with_values(**{k: float(v) for k, v in zip(values, numbers)})
     return PartitionSpec(rv.name, n_items, log_g, log_h, tuple(terms), prior)
+
+
+class HyperparameterReader:
+    """The partition's numbers as one compiled function of the point's value variables.
+
+    When the partition's prior or its likelihood depends on other free variables of the model,
+    a partition step must leave ``p(z | theta, y)`` invariant for the *current* ``theta``. One
+    compiled function (built once) maps the values of those variables in the point to the
+    numbers the kernels read: the prior's ``log_g``/``log_h`` tables, the per-item statistics
+    (they depend on some hyperparameters, e.g. the spike-and-slab's ``mu``), the family's
+    hyperparameters, and each item's singleton log marginal.
+
+    Parameters
+    ----------
+    model : pymc.Model
+    rv : TensorVariable
+        The Partition random variable.
+    """
+
+    def __init__(self, model, rv):
+        terms = likelihood_terms(model, rv)
+        if len(terms) != 1:
+            raise NotImplementedError(
+                "A partition with random hyperparameters is sampled with one MarginalLikelihood "
+                f"term; {rv.name!r} has {len(terms)}."
+            )
+        obs = terms[0]
+        self.op = obs.owner.op
+        inputs = MarginalLikelihoodRV.params_of(obs)
+        tables = list(PartitionRV.params_of(rv))
+        params = list(inputs.hyperparameters)
+        # the numbers, and each item's singleton log marginal, in one compiled call
+        item_lm = self.op.family_at(params).log_marginal(inputs.item_stats)
+        graphs = model.replace_rvs_by_values(tables + [inputs.item_stats] + params + [item_lm])
+        used = set(ancestors(graphs))
+        self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
+        self.names = [v.name for v in self.inputs]
+        self._fn = pytensor.function(self.inputs, graphs, mode=numba_mode(), on_unused_input="ignore")
+        # the values come from the graph (checked finite below): no need to validate them again,
+        # unless the family derives quantities from them in its constructor
+        self._validate = self.op.family._derived_from_params
+        self._last = None
+
+    def forget(self):
+        """Forget the values last read: the next :meth:`read` returns the numbers."""
+        self._last = None
+
+    def read(self, point):
+        """The :class:`~pymc_partition.spec.HyperparameterNumbers` at ``point``, or None if the
+        hyperparameters did not change since the last call."""
+        values = [np.asarray(point[n]) for n in self.names]
+        if self._last is not None and all(np.array_equal(a, b) for a, b in zip(values, self._last)):
+            return None
+        self._last = [v.copy() for v in values]
+        log_g, log_h, stats, *params, item_lm = (np.asarray(x, dtype=float) for x in self._fn(*values))
+        numbers = dict(zip(self.op.param_names, params))
+        if self._validate:
+            family = self.op.family.with_values(**numbers)
+        else:
+            family = self.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
+        if np.isnan(log_g).any() or not np.all(np.isfinite(stats)) or not np.all(np.isfinite(item_lm)):
+            raise ValueError(
+                f"At {dict(zip(self.names, values))} the partition's prior tables or likelihood "
+                "are not finite: a hyperparameter is outside its domain."
+            )
+        return HyperparameterNumbers(log_g, log_h, stats, family, item_lm)

@@ -128,16 +128,16 @@ def test_harness_detects_a_step_that_ignores_the_hyperparameter(monkeypatch):
     """Power of the check above: a partition step that kept the initial alpha (never reading the
     point again) leaves the wrong conditional invariant, and the pmf of the number of clusters
     or the moments of alpha disagree with the exact posterior."""
-    from pymc_partition.step_methods.hyperparameters import Hyperparameters
+    from pymc_partition.model_spec import HyperparameterReader
 
-    original = Hyperparameters.read
+    original = HyperparameterReader.read
     calls = {"n": 0}
 
     def stale(self, point):
         calls["n"] += 1
         return original(self, point) if calls["n"] == 1 else None
 
-    monkeypatch.setattr(Hyperparameters, "read", stale)
+    monkeypatch.setattr(HyperparameterReader, "read", stale)
     with pytest.raises(AssertionError):
         test_compound_sampling_matches_exact_joint_posterior("dp_alpha", "auto")
 

@@ -192,4 +192,4 @@ def test_partition_steps_read_random_parameters_from_the_point():
         pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0),
                                observed=np.array([[1, 0], [1, 1], [0, 0], [0, 1]]))  # fmt: skip
         step = pmp.GibbsPartition([z])
-        assert step._hyper is not None and step._hyper.names == ["alpha_log__"]
+        assert step._reader is not None and step._reader.names == ["alpha_log__"]

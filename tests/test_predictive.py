@@ -216,10 +216,11 @@ def test_step_uses_form_and_falls_back_when_it_disagrees():
         with pytest.warns(RuntimeWarning, match="disagrees with the family's pytensor graph"):
             step = GibbsPartition([model["z"]])
     assert step.predictive_form.name == "graph"
-    form = step.family.predictive_form(step._X)
+    engine = step.engine
+    form = step.family.predictive_form(engine.item_stats)
     with pytest.raises(FormMismatch):
-        check_form(form, step._lm, step._X)
-    assert check_form(graph_form(step._X), step._lm, step._X) <= 1e-12
+        check_form(form, engine.log_marginal, engine.item_stats)
+    assert check_form(graph_form(engine.item_stats), engine.log_marginal, engine.item_stats) <= 1e-12
 
 
 def test_specialize_must_be_a_bool():

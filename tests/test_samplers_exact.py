@@ -29,7 +29,7 @@ from pymc_partition.families.base import ConjugateFamily
 from pymc_partition.model_spec import partition_spec
 from pymc_partition.state import state_keys
 from pymc_partition.step_methods import GibbsPartition, SplitMerge
-from pymc_partition.step_methods import kernels
+from pymc_partition.engine import kernels
 
 ALPHA = 0.001
 
@@ -284,7 +284,7 @@ def _split_merge_transition_matrix(model, specialize=True):
     n = spec.n_items
     with model:
         step = GibbsPartition([model["z"]], specialize=specialize)  # for its kernel bundles
-    bundles = (step._model, step._state, step._work)
+    bundles = step.engine.bundles
     states = all_partitions(n)
     keys = state_keys(states, assume_canonical=True).tolist()
     where = {k: s for s, k in enumerate(keys)}
@@ -385,7 +385,7 @@ def make_special_step(kind, model):
             return GibbsPartition([z], n_sweeps=3)
         if kind == "gibbs_blocks":  # the blocked visiting order of large problems, on 2-item blocks
             step = GibbsPartition([z], n_sweeps=3)
-            step._block = 2
+            step.engine.block = 2
             return step
         if kind == "gibbs_thin":  # thinning inside the step, one sweep per step
             return GibbsPartition([z], thin=3)

@@ -119,8 +119,9 @@ def test_thin_through_pm_sample(model, kind):
 
 def test_default_step_is_gibbs_partition(model):
     from pymc.sampling.mcmc import assign_step_methods
+    from pymc.step_methods import STEP_METHODS
 
-    _, selected = assign_step_methods(model, None, methods=pm.STEP_METHODS)
+    _, selected = assign_step_methods(model, None, methods=STEP_METHODS)
     assert list(selected) == [GibbsPartition]
     with model:
         idata = pm.sample(draws=50, tune=0, chains=1, progressbar=False, random_seed=1,

@@ -1,16 +1,15 @@
 """PyMC step methods for Partition variables: collapsed Gibbs and restricted-Gibbs split-merge.
 
-Importing this module appends :class:`GibbsPartition` to ``pymc.step_methods.STEP_METHODS``, so ``pm.sample()``
-without ``step=`` picks it for a :class:`~pymc_partition.Partition` variable, and installs the
-hooks of :mod:`.pymc_hooks` (generic steps refuse Partitions; PyMC's default convergence checks
-skip them).
+Each is a thin PyMC adapter (:mod:`.base`) around the PyMC-free sampling engine
+(:mod:`pymc_partition.engine`). Importing this module installs the PyMC hooks of
+:mod:`.pymc_hooks`: :class:`GibbsPartition` joins ``pymc.step_methods.STEP_METHODS``, so
+``pm.sample()`` without ``step=`` picks it for a :class:`~pymc_partition.Partition` variable;
+generic steps refuse Partitions; PyMC's default convergence checks skip them.
 """
 
-from pymc.step_methods import STEP_METHODS as _STEP_METHODS  # pm.STEP_METHODS is deprecated in PyMC 6
-
-from . import pymc_hooks as _pymc_hooks
+from ..engine import compile_log_marginal
+from . import pymc_hooks
 from .base import PartitionStep, PartitionStepState
-from .compile import compile_log_marginal
 from .gibbs import GibbsPartition
 from .split_merge import PROPOSAL_MERGE, PROPOSAL_NONE, PROPOSAL_SPLIT, SplitMerge
 
@@ -25,8 +24,4 @@ __all__ = [
     "PROPOSAL_MERGE",
 ]
 
-if GibbsPartition not in _STEP_METHODS:
-    _STEP_METHODS.append(GibbsPartition)
-
-# generic steps refuse Partitions; PyMC's default convergence checks skip them (see pymc_hooks)
-_pymc_hooks.install()
+pymc_hooks.install()

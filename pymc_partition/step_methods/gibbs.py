@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 from pymc.step_methods.compound import Competence
 
-from .base import PartitionStep, _check_count, is_partition_rv
-from .kernels import MoveMix
+from ..engine import MoveMix
+from ..model_spec import is_partition_rv
+from .base import PartitionStep, _check_count
 
 __all__ = ["GibbsPartition"]
 

@@ -1,6 +1,6 @@
 """The kernels' bundles, their allocation and the cluster state rebuilt from labels.
 
-A kernel sees three bundles (named tuples of preallocated arrays, built by the step method):
+A kernel sees three bundles (named tuples of preallocated arrays, built by :class:`~pymc_partition.engine.PartitionKernel`):
 
 :class:`Model` (read only)
     ``X (n, k)`` per-item statistics; ``item_lm (n,)`` each item's singleton log marginal;

@@ -1,7 +1,7 @@
-"""One PyMC step as one compiled call: the move mix, run thinned, and its result by name.
+"""One sampler step as one compiled call: the move mix, run thinned, and its result by name.
 
-Random numbers come from numba's own generator, seeded once per step from the step's numpy
-``Generator`` (``np.random.seed`` inside the kernel), so a PyMC ``random_seed`` fixes the draws.
+Random numbers come from numba's own generator, seeded once per step (``np.random.seed`` inside
+the kernel) from the driver's numpy ``Generator``, so a PyMC ``random_seed`` fixes the draws.
 The cluster log marginals carried along by the moves are recomputed by the form's ``init`` from
 exact sums at the end of each step.
 """
@@ -42,9 +42,10 @@ StepResult = namedtuple(
 )
 StepResult.__doc__ = """The fields of what :func:`run_step` returns: the sampler statistics.
 
-The kernel returns a plain tuple in this order (``StepResult(*res)`` names it): boxing a named
-tuple out of compiled code calls its Python constructor, 0.4 us per step, 3% of a Gibbs sweep of
-14 items. The step methods look the fields up by name once (:data:`STEP_RESULT_INDEX`).
+The kernel returns a plain tuple in this order: boxing a named tuple out of compiled code calls
+its Python constructor, 0.4 us per step, 3% of a Gibbs sweep of 14 items.
+:meth:`~pymc_partition.engine.PartitionKernel.step` names it with ``tuple.__new__(StepResult,
+res)`` (no constructor call); :data:`STEP_RESULT_INDEX` gives each field's position.
 
 ``partition_logp`` the log posterior of the final state, ``n_clusters`` its number of clusters,
 ``proposal`` the kind of the last split-merge proposal (0 none, 1 split, 2 merge) and

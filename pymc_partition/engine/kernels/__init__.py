@@ -11,7 +11,7 @@
     The restricted-Gibbs split-merge move: launch state, restricted scans, the move and its
     proposal probability.
 :mod:`.step`
-    One PyMC step as one call (:func:`run_step`) of a :class:`MoveMix`, returning the fields
+    One step as one call (:func:`run_step`) of a :class:`MoveMix`, returning the fields
     of a :class:`StepResult`.
 
 To add a move: write it in its own module on the three bundles (use :mod:`.slots` to move items

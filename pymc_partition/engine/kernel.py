@@ -1,0 +1,252 @@
+"""The sampling engine of one partition: compiled once from a spec, stepped by whoever drives it.
+
+A :class:`PartitionKernel` holds what its compiled kernels read (:mod:`.kernels`): the spec's
+numbers in arrays it owns, the family's compiled log marginal (:mod:`.compile`), the predictive
+form (the family's specialised one when it agrees with the graph on these data, else the graph's;
+:mod:`pymc_partition.predictive`) and the cluster state, all passed to compiled code by address.
+It knows nothing of PyMC: the partition steps (:mod:`pymc_partition.step_methods`) are adapters
+around it, and tests and benchmarks drive it directly::
+
+    kernel = PartitionKernel.from_spec(spec, MoveMix(n_gibbs=1, n_split_merge=0, n_scans=0,
+                                                     gibbs_probability=0.0, thin=1))
+    state = kernel.init(labels)
+    for _ in range(n_draws):
+        state, result = kernel.step(state, rng)   # result.partition_logp, result.n_clusters, ...
+
+A step continues from the cluster state the kernel holds when it is given the state the kernel
+returned last (nothing changed since), and otherwise rebuilds it from the state's labels.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..predictive import FormMismatch, check_form, graph_form
+from ..predictive._types import make_context
+from ..state import canonicalize
+from . import kernels
+from .compile import compile_log_marginal
+from .kernels import MoveMix, StepResult
+
+__all__ = ["PartitionKernel", "ChainState"]
+
+
+class ChainState:
+    """Where a chain is: its canonical labels (int64, ``(n_items,)``).
+
+    Made by :meth:`PartitionKernel.init` and :meth:`PartitionKernel.step`; treat as read only.
+    """
+
+    __slots__ = ("labels",)  # one per step: kept small
+
+    def __init__(self, labels):
+        self.labels = labels
+
+    def __repr__(self):
+        return f"ChainState({self.labels.tolist()})"
+
+
+def _seed(rng):
+    """A 32-bit seed for numba's generator from a numpy Generator or an integer."""
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return int(rng) & 0xFFFFFFFF
+    if isinstance(rng, np.random.Generator):
+        return rng.bit_generator.random_raw() >> 32
+    raise TypeError(f"`rng` must be a numpy Generator or an integer seed, got {type(rng).__name__}.")
+
+
+class PartitionKernel:
+    """Compiled sampler of one partition (collapsed Gibbs sweeps and split-merge moves).
+
+    Build it with :meth:`from_spec`. Attributes read by its users:
+
+    Attributes
+    ----------
+    name : str
+        The partition variable's name (in messages).
+    n_items : int
+    mix : MoveMix
+        The moves of one step.
+    family : ConjugateFamily
+        The family at the current hyperparameters.
+    predictive_form : PredictiveForm
+        The form the kernels evaluate (``.name == "graph"``: the family's compiled graph).
+    log_marginal : CompiledLogMarginal
+        The family's compiled log marginal.
+    item_stats : ndarray (n_items, n_stats)
+        Per-item statistics (owned by the kernel: a refresh overwrites them in place).
+    block : int
+        Block size of the Gibbs visiting order (:func:`.kernels.visiting_order`).
+    """
+
+    @classmethod
+    def from_spec(cls, spec, mix, specialize=True):
+        """Compile the kernel of a :class:`~pymc_partition.spec.PartitionSpec`.
+
+        Parameters
+        ----------
+        spec : PartitionSpec
+            Its arrays are copied: :meth:`refresh` never writes into the spec.
+        mix : MoveMix
+            The moves of one step.
+        specialize : bool, default True
+            Use the family's specialised predictive form when it agrees with the family's graph
+            on these data (else, with a RuntimeWarning, the graph); False always uses the graph.
+        """
+        if not isinstance(mix, MoveMix):
+            raise TypeError(f"`mix` must be a MoveMix, got {type(mix).__name__}.")
+        if not isinstance(specialize, (bool, np.bool_)):
+            raise TypeError(f"`specialize` must be True or False, got {specialize!r}.")
+        self = cls.__new__(cls)
+        self.name = spec.name
+        self.n_items = int(spec.n_items)
+        self.mix = mix
+        self.specialize = bool(specialize)
+        self.family = spec.family
+        self.block = kernels.BLOCK
+        self.item_stats = np.array(spec.item_stats, dtype=np.float64, order="C")
+        self._log_g = np.array(spec.log_g, dtype=np.float64, order="C")
+        self._log_h = np.array(spec.log_h, dtype=np.float64, order="C")
+        self.log_marginal = compile_log_marginal(self.family, self.item_stats.shape[1])
+        self.predictive_form = self._choose_form()
+        self._item_lm = kernels.item_log_marginals(self.item_stats, self.log_marginal.addresses)
+        self._state, self._work = kernels.allocate(
+            self.n_items, self.item_stats.shape[1], self.predictive_form.cache_width
+        )
+        self._link()
+        # compile (or load) the kernel now, on a throw-away state: compile time is not step time
+        idle = mix._replace(n_gibbs=0, n_split_merge=0)
+        labels = np.zeros(self.n_items, np.int64)
+        self._run(0, labels, False, self._model, self._state, self._work, idle, self.block, labels.copy())
+        return self
+
+    def _choose_form(self):
+        """The family's specialised predictive form if it has one that agrees with its graph on
+        these data (:func:`~pymc_partition.predictive.check_form`), else the graph's."""
+        if self.specialize:
+            build = getattr(self.family, "predictive_form", None)
+            form = build(self.item_stats) if build is not None else None
+            if form is not None:
+                try:
+                    check_form(form, self.log_marginal, self.item_stats)
+                except FormMismatch as err:
+                    warnings.warn(f"{err} The sampler evaluates the graph instead (slower).",
+                                  RuntimeWarning, stacklevel=4)  # fmt: skip
+                else:
+                    return form
+        return graph_form(self.item_stats)
+
+    def _link(self):
+        """Bundle the arrays for the kernels, by address (process-local: redone after
+        unpickling). The kernel keeps every array whose address it hands out and never
+        replaces one, so the addresses stay valid."""
+        form, st = self.predictive_form, self._state
+        ctx = make_context(form.params, st.stats, st.cache, form.aux, self.log_marginal.addresses)
+        self._model = kernels.Model(
+            X=self.item_stats, item_lm=self._item_lm, log_g=self._log_g, log_h=self._log_h,
+            lm_addr=self.log_marginal.addresses, form_addr=form.addresses, ctx=ctx,
+        )  # fmt: skip
+        self._entry = None  # the compiled kernel for our argument types (skips numba's dispatch)
+        self._current = None  # the state the cluster arrays hold, if any
+
+    def _run(self, *args):
+        """The first call of the kernel (numba's dispatcher); then its compiled entry point for
+        these argument types is kept, to skip the dispatch (about 3 us per step)."""
+        res = kernels.run_step(*args)
+        self._entry = kernels.compiled_entry(kernels.run_step, args)
+        return res
+
+    # ------------------------------------------------------------------ stepping
+    def init(self, labels):
+        """The state at ``labels``: any labelling of a partition of the ``n_items`` items
+        (integers; canonicalized)."""
+        labels = np.asarray(labels)
+        if labels.shape != (self.n_items,):
+            raise ValueError(f"{self.name!r} has shape {labels.shape}, expected ({self.n_items},).")
+        if not np.issubdtype(labels.dtype, np.integer):
+            raise TypeError(f"{self.name!r} must hold integer labels, got {labels.dtype}.")
+        return ChainState(np.ascontiguousarray(canonicalize(labels.astype(np.int64)), dtype=np.int64))
+
+    def step(self, state, rng):
+        """One step of the move mix from ``state``.
+
+        Parameters
+        ----------
+        state : ChainState
+            From :meth:`init` or a previous :meth:`step`.
+        rng : numpy.random.Generator or int
+            Draws the seed of numba's generator for this step (or is that seed).
+
+        Returns
+        -------
+        (ChainState, StepResult)
+            The new state (fresh labels) and the step's statistics by name.
+        """
+        seed = rng.bit_generator.random_raw() >> 32 if type(rng) is np.random.Generator else _seed(rng)
+        reuse = state is self._current  # the cluster arrays hold this state exactly
+        self._current = None  # until the kernel returns: an exception leaves them undefined
+        out = np.empty(self.n_items, np.int64)
+        # the entry point kept by the first call, called here directly (a Python call less)
+        args = (seed, state.labels, reuse, self._model, self._state, self._work, self.mix, self.block, out)
+        res = self._run(*args) if self._entry is None else self._entry(*args)
+        self._current = new = ChainState(out)
+        return new, tuple.__new__(StepResult, res)  # named without calling its constructor
+
+    # ------------------------------------------------------------------ hyperparameters
+    @property
+    def refreshable(self):
+        """Whether :meth:`refresh` can take new hyperparameters: only through a specialised form
+        (the graph's is compiled with the family's numbers in it)."""
+        return self.predictive_form.name != "graph"
+
+    def refresh(self, numbers):
+        """Take the numbers at new hyperparameters, in place (the kernels hold the arrays'
+        addresses: nothing is recompiled); the next step rebuilds its cluster state.
+
+        Parameters
+        ----------
+        numbers : HyperparameterNumbers
+            ``log_g``, ``log_h``, ``item_stats``, ``family`` and ``item_lm`` (each item's
+            singleton log marginal) at the new values (:mod:`pymc_partition.spec`).
+        """
+        if not self.refreshable:
+            raise NotImplementedError(
+                f"The sampler of {self.name!r} evaluates the family's graph, compiled with its "
+                "hyperparameters fixed: it cannot take new ones."
+            )
+        old = self.predictive_form
+        form = numbers.family.predictive_form(numbers.item_stats)
+        if form is None or form.params.shape != old.params.shape or form.aux.shape != old.aux.shape:
+            raise RuntimeError("The predictive form changed shape with the hyperparameters.")
+        self._current = None
+        self._log_g[:] = numbers.log_g
+        self._log_h[:] = numbers.log_h
+        self.item_stats[:] = numbers.item_stats
+        self._item_lm[:] = numbers.item_lm
+        old.params[:] = form.params
+        old.aux[:] = form.aux
+        self.family = numbers.family
+
+    # ------------------------------------------------------------------ tests, pickling
+    @property
+    def bundles(self):
+        """``(Model, State, Work)``: the bundles the kernels run on (for kernel-level tests)."""
+        return self._model, self._state, self._work
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        # compiled code and addresses are process-local: rebuilt by __setstate__
+        for key in ("log_marginal", "_model", "_entry", "_current"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.log_marginal = compile_log_marginal(self.family, self.item_stats.shape[1])
+        self._link()
+
+    def __repr__(self):
+        return (f"PartitionKernel({self.name!r}, n_items={self.n_items}, "
+                f"form={self.predictive_form.name!r}, mix={self.mix})")  # fmt: skip

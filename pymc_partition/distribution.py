@@ -178,3 +178,5 @@ class Partition(Discrete):
     def logp(value, log_g, log_h):
         return partition_logp_graph(value, log_g, log_h)
 
+
+from . import numba_random as _numba_random  # noqa: E402,F401  (PartitionRV, MarginalLikelihoodRV on numba)

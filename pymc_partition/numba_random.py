@@ -18,6 +18,7 @@ asks for, registers them (and changes nothing).
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +34,10 @@ _REGISTERED = []
 
 
 def _source_hash(*modules):
-    """Hash of the kernels' source files: PyTensor's on-disk cache of a compiled graph must not
-    outlive a change of the code compiled into it."""
+    """Hash of this module's and the kernels' source files: PyTensor's on-disk cache of a compiled
+    graph must not outlive a change of the code compiled into it."""
     digest = hashlib.sha256()
-    for module in modules:
+    for module in (sys.modules[__name__], *modules):
         digest.update(Path(module.__file__).read_bytes())
     return digest.hexdigest()
 
@@ -108,9 +109,9 @@ def _marginal_likelihood_core(op, node):
     for name, shape in family._draw_kernel_shapes(n_vars):
         if name in op.param_names:
             value = random[op.param_names.index(name)]
-            key.append((name, shape, "random"))
+            key.append((name, shape, value))
         else:
-            env[f"c_{name}"] = np.ascontiguousarray(family._param(name), dtype=np.float64)
+            env[f"c_{name}"] = np.array(family._param(name), dtype=np.float64, order="C")
             value = f"c_{name}"
             key.append((name, shape, env[value].shape, env[value].tobytes()))  # compiled in
         args.append(_AS_SHAPE[len(shape)].format(value, *shape[:1]))

@@ -242,7 +242,9 @@ def _draw_generic(log_g, log_h, rng, n_draws):
                     break
             lab[left[0]] = j
             for t in range(1, size):  # partial Fisher-Yates on left[1:m]
-                s = t + rng.integers(0, m - t)
+                # an index from a uniform double, as in _draw: Generator.integers costs seconds
+                # of compilation in every graph that links this kernel
+                s = min(t + int(rng.random() * (m - t)), m - 1)
                 left[t], left[s] = left[s], left[t]
                 lab[left[t]] = j
             m -= size

@@ -78,3 +78,18 @@ def test_a_seed_fixes_the_draws():
         np.testing.assert_array_equal(prior[0][group][name].values, prior[1][group][name].values)
     other = pm.draw(model["y"], draws=10, random_seed=7, **NUMBA)
     assert not np.array_equal(other, first[1])
+
+
+class _NoKernel(pmp.NormalInverseGamma):
+    """A family without a numba kernel (e.g. a user's own)."""
+
+    _draw_kernel = None
+
+
+def test_a_family_without_a_kernel_falls_back_to_object_mode():
+    with pm.Model() as model:
+        z = pmp.Partition("z", n_items=ITEMS, prior=pmp.UniformPartition())
+        pmp.MarginalLikelihood("y", partition=z, family=_NoKernel(), observed=Y)
+    with pytest.warns(UserWarning, match="object mode"):
+        y = pm.draw(model["y"], draws=3, random_seed=1, **NUMBA)
+    assert y.shape == (3, ITEMS, 2) and np.isfinite(y).all()

@@ -294,7 +294,8 @@ class ConjugateFamily(RandomParams):
         raise NotImplementedError(f"{type(self).__name__} cannot draw data yet.")
 
     #: the same draw as a numba kernel ``kernel(rng, labels, item_index, out, *params)``
-    #: (:mod:`.numba_draws`): what PyTensor's numba backend runs (:mod:`pymc_partition.numba_random`)
+    #: (:mod:`.numba_draws`): what PyTensor's numba backend runs (:mod:`pymc_partition.numba_random`);
+    #: a family without one is drawn by ``rng_fn`` in object mode there, with PyTensor's warning
     _draw_kernel = None
 
     def _draw_kernel_shapes(self, n_vars):

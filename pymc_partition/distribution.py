@@ -15,7 +15,7 @@ import pytensor.tensor as pt
 from pymc.distributions.distribution import Discrete
 from pytensor.tensor.random.op import RandomVariable
 
-from .prior_draws import draw_gibbs_type, gibbs_type_coefficients
+from .prior_draws import _prefix_weights, draw_prior
 from .priors import PartitionPrior, check_n_items as _check_n_items
 
 __all__ = [
@@ -30,32 +30,19 @@ __all__ = [
 PartitionParams = namedtuple("PartitionParams", "log_g log_h")
 
 
-def _prefix_weights(log_g, log_h):
-    """``V[m, j]``: log total weight of completing a partition with ``m`` items left, ``j`` blocks used."""
-    from scipy.special import gammaln, logsumexp
-
-    n = log_g.shape[0] - 1
-    V = np.full((n + 1, n + 1), -np.inf)
-    V[0, 1:] = log_g[1:]
-    for m in range(1, n + 1):
-        k = np.arange(1, m + 1)
-        log_binom = gammaln(m) - gammaln(k) - gammaln(m - k + 1)
-        # all j = 0 .. n-m at once: V[m, j] = logsumexp_k(binom * h(k) * V[m-k, j+1])
-        terms = (log_binom + log_h[k])[:, None] + V[m - k, 1 : n - m + 2]
-        V[m, : n - m + 1] = logsumexp(terms, axis=0)
-    return V
-
-
 def sample_prior_labels(log_g, log_h, rng, size=()):
     """Exact draws from an exchangeable partition prior given its tables.
 
     The block holding the first unassigned item has size ``k`` with probability proportional to
     ``binom(m-1, k-1) h(k) V[m-k, j+1]``; its other members are a uniform subset of the rest.
+    Numpy's ``rng.choice`` draws them, so that simulated data sets
+    (:func:`pymc_partition.datasets.simulate_spike_slab`) keep their values; ``PartitionRV`` draws
+    with :func:`pymc_partition.prior_draws.draw_prior`.
     """
     log_g = np.asarray(log_g, dtype=float)
     log_h = np.asarray(log_h, dtype=float)
     n = log_g.shape[0] - 1
-    V = _prefix_weights(log_g, log_h)
+    V = _prefix_weights(np.ascontiguousarray(log_g), np.ascontiguousarray(log_h))
     from scipy.special import gammaln
 
     size = () if size is None else tuple(np.atleast_1d(size).astype(int))
@@ -104,17 +91,10 @@ class PartitionRV(RandomVariable):
     def rng_fn(cls, rng, log_g, log_h, size):
         if np.ndim(log_g) != 1 or np.ndim(log_h) != 1:
             raise NotImplementedError("Batched partition priors are not supported.")
-        if np.isnan(log_g).any() or np.isnan(log_h).any() or not np.isfinite(log_g[1:]).any():
-            raise ValueError(
-                "The partition prior's parameters are outside their domain (its tables are not "
-                "finite); check the priors of its random parameters."
-            )
-        coefficients = gibbs_type_coefficients(log_h)
-        if coefficients is None:  # a user-defined size weight: the generic O(N^2)-per-draw sampler
-            return sample_prior_labels(log_g, log_h, rng, size=size)
         size = () if size is None else tuple(np.atleast_1d(size).astype(int))
         n_draws = int(np.prod(size)) if size else 1
-        draws = draw_gibbs_type(log_g, log_h, coefficients, rng, n_draws)
+        log_g, log_h = (np.array(t, dtype=np.float64) for t in (log_g, log_h))  # writable, C order
+        draws = draw_prior(log_g, log_h, rng, n_draws)
         return draws.reshape(size + draws.shape[-1:]) if size else draws[0]
 
 
@@ -214,3 +194,6 @@ class Partition(Discrete):
 
     def logp(value, log_g, log_h):
         return partition_logp_graph(value, log_g, log_h)
+
+
+from . import numba_random as _numba_random  # noqa: E402,F401  (PartitionRV, MarginalLikelihoodRV on numba)

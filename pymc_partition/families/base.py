@@ -293,6 +293,16 @@ class ConjugateFamily(RandomParams):
         """Rows ``(len(item_index), n_vars)`` of one cluster (``item_index``: the rows' items)."""
         raise NotImplementedError(f"{type(self).__name__} cannot draw data yet.")
 
+    #: the same draw as a numba kernel ``kernel(rng, labels, item_index, out, *params)``
+    #: (:mod:`.numba_draws`): what PyTensor's numba backend runs (:mod:`pymc_partition.numba_random`);
+    #: a family without one is drawn by ``rng_fn`` in object mode there, with PyTensor's warning
+    _draw_kernel = None
+
+    def _draw_kernel_shapes(self, n_vars):
+        """Name and shape of each parameter of :attr:`_draw_kernel`, in its order; scalar and vector
+        hyperparameters are broadcast to these shapes (default: one value per variable)."""
+        return tuple((k, (n_vars,)) for k in self._param_names)
+
     def item_stats(self, values, item_index=None, n_items=None):
         """Per-item additive sufficient statistics.
 

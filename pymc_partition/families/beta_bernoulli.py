@@ -23,6 +23,7 @@ from .base import (
     group_sums_graph,
     scalar_or_vector_param,
 )
+from .numba_draws import draw_beta_bernoulli
 
 __all__ = ["BetaBernoulli"]
 
@@ -76,6 +77,8 @@ class BetaBernoulli(ConjugateFamily):
     def _item_stats(self, values, item_index, n_items):
         n = np.bincount(item_index, minlength=n_items).astype(float)
         return np.column_stack([n, group_sums(values, item_index, n_items)])
+
+    _draw_kernel = staticmethod(draw_beta_bernoulli)
 
     def _draw_cluster(self, rng, item_index, n_vars):
         theta = rng.beta(np.broadcast_to(self._param("a"), (n_vars,)), np.broadcast_to(self._param("b"), (n_vars,)))

@@ -23,6 +23,7 @@ from .base import (
     group_sums_graph,
     scalar_or_vector_param,
 )
+from .numba_draws import draw_dirichlet_categorical
 
 __all__ = ["DirichletCategorical"]
 
@@ -109,6 +110,13 @@ class DirichletCategorical(ConjugateFamily):
         cols = np.arange(n_vars) * k + values.astype(np.int64)
         onehot[np.arange(n_rows)[:, None], cols] = 1.0
         return group_sums(onehot, item_index, n_items)
+
+    _draw_kernel = staticmethod(draw_dirichlet_categorical)
+
+    def _draw_kernel_shapes(self, n_vars):
+        if self.n_categories is None:
+            raise ValueError("DirichletCategorical needs `n_categories` to draw data.")
+        return (("alpha", (self.n_categories,)),)
 
     def _draw_cluster(self, rng, item_index, n_vars):
         if self.n_categories is None:

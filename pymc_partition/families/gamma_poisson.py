@@ -26,6 +26,7 @@ from .base import (
     group_sums_graph,
     scalar_or_vector_param,
 )
+from .numba_draws import draw_gamma_poisson
 
 __all__ = ["GammaPoisson"]
 
@@ -82,6 +83,8 @@ class GammaPoisson(ConjugateFamily):
         s = group_sums(values, item_index, n_items)
         logfact = group_sums(gammaln(values + 1.0), item_index, n_items)
         return np.column_stack([n, s, logfact])
+
+    _draw_kernel = staticmethod(draw_gamma_poisson)
 
     def _draw_cluster(self, rng, item_index, n_vars):
         a, b = (np.broadcast_to(self._param(k), (n_vars,)) for k in ("a", "b"))

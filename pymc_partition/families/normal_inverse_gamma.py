@@ -26,6 +26,7 @@ from .base import (
     group_sums_graph,
     scalar_or_vector_param,
 )
+from .numba_draws import draw_normal_inverse_gamma
 
 __all__ = ["NormalInverseGamma"]
 
@@ -91,6 +92,8 @@ class NormalInverseGamma(ConjugateFamily):
         s1 = group_sums(values, item_index, n_items)
         s2 = group_sums(values**2, item_index, n_items)
         return np.column_stack([n, s1, s2])
+
+    _draw_kernel = staticmethod(draw_normal_inverse_gamma)
 
     def _draw_cluster(self, rng, item_index, n_vars):
         mu0, kappa0, alpha0, beta0 = (np.broadcast_to(self._param(k), (n_vars,)) for k in self._param_names)

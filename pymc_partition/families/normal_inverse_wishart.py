@@ -15,6 +15,7 @@ import pytensor.tensor as pt
 
 from .._symbolic import is_symbolic
 from .base import ConjugateFamily, check_finite, check_positive, group_sums_graph
+from .numba_draws import draw_normal_inverse_wishart
 
 __all__ = ["NormalInverseWishart"]
 
@@ -149,6 +150,11 @@ class NormalInverseWishart(ConjugateFamily):
         if is_symbolic(self.nu0):
             out.append((self.nu0 > self.n_vars - 1, f"nu0 > V - 1 = {self.n_vars - 1}"))
         return out
+
+    _draw_kernel = staticmethod(draw_normal_inverse_wishart)
+
+    def _draw_kernel_shapes(self, n_vars):
+        return (("mu0", (n_vars,)), ("kappa0", ()), ("nu0", ()), ("psi0", (n_vars, n_vars)))
 
     def _draw_cluster(self, rng, item_index, n_vars):
         from scipy.stats import invwishart

@@ -24,6 +24,7 @@ from .base import (
     group_sums,
     group_sums_graph,
 )
+from .numba_draws import draw_spike_slab
 
 __all__ = ["SpikeSlabNormal", "replicate_summaries"]
 
@@ -113,6 +114,8 @@ class SpikeSlabNormal(ConjugateFamily):
         r, m, s = replicate_summaries(values, item_index, n_items)
         const, A, B = item_terms(r, m, s, self.mu, self.sigma2, self.sigma2_eta)
         return np.column_stack([const, A, B])
+
+    _draw_kernel = staticmethod(draw_spike_slab)
 
     def _draw_cluster(self, rng, item_index, n_vars):
         # y = mu + gamma theta (per cluster, variable) + eta (per item, variable) + eps (per row)

@@ -28,7 +28,8 @@ MODES = ["NUMBA", "FAST_COMPILE"]  # FAST_COMPILE runs rng_fn: the reference
 
 def _row_structure(total, same_item, same_cluster):
     """Covariance of one variable over the four rows."""
-    return np.where(np.eye(4, dtype=bool), total, np.where(SAME_ITEM, same_item, np.where(SAME_CLUSTER, same_cluster, 0.0)))
+    between = np.where(SAME_ITEM, same_item, np.where(SAME_CLUSTER, same_cluster, 0.0))
+    return np.where(np.eye(4, dtype=bool), total, between)
 
 
 def _independent_vars(mean, total, same_item, same_cluster):
@@ -81,7 +82,7 @@ def _dirichlet_categorical():
     cov_pi = (np.diag(alpha) * total - np.outer(alpha, alpha)) / (total**2 * (total + 1))
     var_y, var_mean = (k**2) @ alpha / total - mean**2, k @ cov_pi @ k
     family = pmp.DirichletCategorical(alpha)
-    return family, *_independent_vars(np.full(2, mean), np.full(2, var_y), np.full(2, var_mean), np.full(2, var_mean))
+    return family, *_independent_vars(*(np.full(2, x) for x in (mean, var_y, var_mean, var_mean)))
 
 
 FAMILIES = {
@@ -95,7 +96,9 @@ def _data_graph(family, n_vars=2):
     """``y`` given ``z = LABELS``: the MarginalLikelihoodRV with the labels as a constant."""
     observed = np.zeros((ITEM_INDEX.size, n_vars))  # a valid value for every family
     z = pmp.Partition.dist(n_items=3, prior=pmp.UniformPartition())
-    y = pmp.MarginalLikelihood.dist(partition=z, family=family, observed_values=observed, item_index=ITEM_INDEX)
+    y = pmp.MarginalLikelihood.dist(
+        partition=z, family=family, observed_values=observed, item_index=ITEM_INDEX
+    )
     return clone_replace(y, {z: pt.as_tensor_variable(LABELS)})
 
 
@@ -130,23 +133,24 @@ def _compiled(family, inputs, seed):
     return compile_pymc(inputs, _data_graph(family), random_seed=seed, mode="NUMBA")
 
 
-@pytest.mark.parametrize(
-    "name, random",
-    [("spike_slab", {"sigma2_theta": pt.dscalar("s")}), ("normal_inverse_gamma", {"mu0": pt.dvector("m", shape=(2,))}),
-     ("normal_inverse_wishart", {"kappa0": pt.dscalar("k"), "psi0": pt.dmatrix("psi", shape=(2, 2))}),
-     ("dirichlet_categorical", {"alpha": pt.dvector("a", shape=(3,))}),
-     ("gamma_poisson", {"a": pt.dscalar("a")})],  # fmt: skip
-)
+RANDOM = [
+    ("spike_slab", {"sigma2_theta": (pt.dscalar("s"), 1.7)}),
+    ("normal_inverse_gamma", {"mu0": (pt.dvector("m", shape=(2,)), [0.2, -0.4])}),
+    ("normal_inverse_wishart", {"kappa0": (pt.dscalar("k"), 1.5),
+                                "psi0": (pt.dmatrix("psi", shape=(2, 2)), [[1.5, 0.3], [0.3, 0.8]])}),
+    ("dirichlet_categorical", {"alpha": (pt.dvector("a", shape=(3,)), [0.3, 0.6, 1.2])}),
+    ("gamma_poisson", {"a": (pt.dscalar("a"), 2.0)}),  # a scalar for a vector: broadcast
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, random", RANDOM, ids=[r[0] for r in RANDOM])
 def test_random_hyperparameters_reach_the_kernel(name, random):
     """Hyperparameters that are graph inputs (scalars, vectors, a matrix; broadcast as the
     constants are): the same draws as the family with those numbers, from the same seed."""
-    fixed = FAMILIES[name]()[0]
-    values = {k: np.asarray(getattr(fixed, k), dtype=float) for k in random}
-    if name == "gamma_poisson":
-        values = {"a": np.asarray(2.0)}
-        fixed = pmp.GammaPoisson(2.0, fixed.b)
-    symbolic = type(fixed)(**{k: random.get(k, getattr(fixed, k)) for k in fixed._param_names})
-    got = _compiled(symbolic, list(random.values()), 7)
+    values = {k: np.asarray(v, dtype=float) for k, (_, v) in random.items()}
+    fixed = FAMILIES[name]()[0].with_values(**values)
+    symbolic = type(fixed)(**{k: random[k][0] if k in random else getattr(fixed, k) for k in fixed._param_names})
+    got = _compiled(symbolic, [var for var, _ in random.values()], 7)
     want = _compiled(fixed, [], 7)
     for _ in range(3):
         np.testing.assert_array_equal(got(*values.values()), want())

@@ -15,7 +15,7 @@ Nothing here imports PyMC (a test checks it).
 """
 
 from .compile import compile_log_marginal
-from .kernel import ChainState, PartitionKernel
+from .kernel import PartitionKernel
 from .kernels import MoveMix, StepResult
 
-__all__ = ["PartitionKernel", "ChainState", "MoveMix", "StepResult", "compile_log_marginal"]
+__all__ = ["PartitionKernel", "MoveMix", "StepResult", "compile_log_marginal"]

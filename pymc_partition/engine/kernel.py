@@ -13,8 +13,11 @@ around it, and tests and benchmarks drive it directly::
     for _ in range(n_draws):
         state, result = kernel.step(state, rng)   # result.partition_logp, result.n_clusters, ...
 
-A step continues from the cluster state the kernel holds when it is given the state the kernel
-returned last (nothing changed since), and otherwise rebuilds it from the state's labels.
+A chain's state is its canonical labels: the int64 array :meth:`~PartitionKernel.init` or
+:meth:`~PartitionKernel.step` made (treat it as read only). A step continues from the cluster
+state the kernel holds when it is given the array the kernel returned last (nothing changed
+since), and otherwise rebuilds it from the labels. (A plain array, not an object holding one:
+an object built per step cost 0.2 us, a tenth of the adapter's overhead.)
 """
 
 from __future__ import annotations
@@ -30,22 +33,7 @@ from . import kernels
 from .compile import compile_log_marginal
 from .kernels import MoveMix, StepResult
 
-__all__ = ["PartitionKernel", "ChainState"]
-
-
-class ChainState:
-    """Where a chain is: its canonical labels (int64, ``(n_items,)``).
-
-    Made by :meth:`PartitionKernel.init` and :meth:`PartitionKernel.step`; treat as read only.
-    """
-
-    __slots__ = ("labels",)  # one per step: kept small
-
-    def __init__(self, labels):
-        self.labels = labels
-
-    def __repr__(self):
-        return f"ChainState({self.labels.tolist()})"
+__all__ = ["PartitionKernel"]
 
 
 def _seed(rng):
@@ -160,39 +148,39 @@ class PartitionKernel:
 
     # ------------------------------------------------------------------ stepping
     def init(self, labels):
-        """The state at ``labels``: any labelling of a partition of the ``n_items`` items
-        (integers; canonicalized)."""
+        """The state at ``labels`` (any labelling of a partition of the ``n_items`` items, as
+        integers): its canonical labels, a new int64 array."""
         labels = np.asarray(labels)
         if labels.shape != (self.n_items,):
             raise ValueError(f"{self.name!r} has shape {labels.shape}, expected ({self.n_items},).")
         if not np.issubdtype(labels.dtype, np.integer):
             raise TypeError(f"{self.name!r} must hold integer labels, got {labels.dtype}.")
-        return ChainState(np.ascontiguousarray(canonicalize(labels.astype(np.int64)), dtype=np.int64))
+        return np.ascontiguousarray(canonicalize(labels.astype(np.int64)), dtype=np.int64)
 
     def step(self, state, rng):
         """One step of the move mix from ``state``.
 
         Parameters
         ----------
-        state : ChainState
-            From :meth:`init` or a previous :meth:`step`.
+        state : ndarray of int64
+            Canonical labels from :meth:`init` or a previous :meth:`step`.
         rng : numpy.random.Generator or int
-            Draws the seed of numba's generator for this step (or is that seed).
+            Draws the seed of numba's generator for this step (or is that seed, a 32-bit int).
 
         Returns
         -------
-        (ChainState, StepResult)
-            The new state (fresh labels) and the step's statistics by name.
+        (ndarray, StepResult)
+            The new state (a new array of canonical labels) and the step's statistics by name.
         """
-        seed = rng.bit_generator.random_raw() >> 32 if type(rng) is np.random.Generator else _seed(rng)
+        seed = rng if type(rng) is int else _seed(rng)
         reuse = state is self._current  # the cluster arrays hold this state exactly
         self._current = None  # until the kernel returns: an exception leaves them undefined
         out = np.empty(self.n_items, np.int64)
         # the entry point kept by the first call, called here directly (a Python call less)
-        args = (seed, state.labels, reuse, self._model, self._state, self._work, self.mix, self.block, out)
+        args = (seed, state, reuse, self._model, self._state, self._work, self.mix, self.block, out)
         res = self._run(*args) if self._entry is None else self._entry(*args)
-        self._current = new = ChainState(out)
-        return new, tuple.__new__(StepResult, res)  # named without calling its constructor
+        self._current = out
+        return out, tuple.__new__(StepResult, res)  # named without calling its constructor
 
     # ------------------------------------------------------------------ hyperparameters
     @property

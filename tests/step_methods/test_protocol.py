@@ -9,6 +9,7 @@ import pytest
 from pymc.step_methods import STEP_METHODS
 
 import pymc_partition as pmp
+from pymc_partition.step_methods.base import SEED_BATCH
 
 PYMC_MAJOR = int(pm.__version__.split(".")[0])
 DATA = np.array([[1, 0], [1, 1], [0, 0], [0, 1], [1, 1], [0, 0]])
@@ -44,11 +45,41 @@ def test_one_instance_serves_several_chains(kind):
     other = _chain(step, model, 2)
     rng = np.random.default_rng(1)
     step.setup_chain(rng, 5, 10)
-    assert step._chain is None and step.rng is rng  # PyMC's generator, not a copy
+    assert step._chain is None and step.seed_buffer == [] and step.rng is rng  # PyMC's, not a copy
     np.testing.assert_array_equal(_chain(step, model, 1), first)
     assert not np.array_equal(first, other)
     step.set_rng(np.random.default_rng(1))  # PyMC < 6.3
     assert step._chain is None
+
+
+def test_seeds_come_one_per_step_from_the_chain_generator():
+    """The seeds drawn in batches are the sequence of one ``random_raw() >> 32`` per step (the
+    draws of a random_seed do not depend on the batching), and a sampling state taken between
+    two steps resumes the chain exactly (it carries the seeds not used yet)."""
+    model = _model()
+    with model:
+        step = pmp.SplitMerge([model["z"]], thin=2)
+    want = _chain(step, model, 3, n=150)  # more steps than one batch of seeds
+    rng = np.random.default_rng(3)
+    engine, state = step.engine, step.engine.init(model.initial_point()["z"])
+    for t in range(150):
+        state, _ = engine.step(state, rng.bit_generator.random_raw() >> 32)
+        np.testing.assert_array_equal(state, want[t])
+    step.setup_chain(np.random.default_rng(3), 0, 150)
+    point = model.initial_point()
+    for _ in range(70):
+        point, _ = step.step(point)
+    saved, at = step.sampling_state, point  # mid-batch: seeds drawn from rng and not used yet
+    assert 0 < len(saved.seed_buffer) < SEED_BATCH
+    for _ in range(70, 150):
+        point, _ = step.step(point)
+    step.sampling_state = saved
+    assert step.n_steps == saved.n_steps
+    point, again = at, []
+    for _ in range(70, 150):
+        point, _ = step.step(point)
+        again.append(point["z"])
+    np.testing.assert_array_equal(again, want[70:])
 
 
 def test_partition_steps_need_no_tuning():

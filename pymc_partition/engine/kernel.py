@@ -17,7 +17,7 @@ A chain's state is its canonical labels: the int64 array :meth:`~PartitionKernel
 :meth:`~PartitionKernel.step` made (treat it as read only). A step continues from the cluster
 state the kernel holds when it is given the array the kernel returned last (nothing changed
 since), and otherwise rebuilds it from the labels. (A plain array, not an object holding one:
-an object built per step cost 0.2 us, a tenth of the adapter's overhead.)
+an object built per step cost about 0.2 us, 4% of a Gibbs step of 3 items.)
 """
 
 from __future__ import annotations

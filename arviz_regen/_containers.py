@@ -101,17 +101,12 @@ def add_group(data, name, dataset, *, replace=False):
 
 
 def from_dict(groups, dims=None, coords=None):
-    """A container of the installed ArviZ generation from ``{group: {name: array}}``.
-
+    """A container of the installed ArviZ generation from ``{group: {name: array}}``:
     InferenceData on ArviZ 0.x, DataTree on ArviZ 1.x (whose ``from_dict`` takes the groups as
-    one positional mapping); without ArviZ, a DataTree built here.
-    """
-    major = arviz_major()
-    if major is None:
-        return _tree_from_dict(groups, dims or {}, coords or {})
+    one positional mapping)."""
     import arviz as az
 
-    if major >= 1:
+    if arviz_major() >= 1:
         return az.from_dict(dict(groups), dims=dims, coords=coords)
     return az.from_dict(**groups, dims=dims, coords=coords)
 
@@ -134,17 +129,3 @@ def to_datatree(data):
     if is_inference_data(data):
         return data.to_datatree()
     raise TypeError(f"expected an InferenceData or a DataTree, got {type(data).__name__}.")
-
-
-def _tree_from_dict(groups, dims, coords):
-    import numpy as np
-
-    children = {}
-    for group, variables in groups.items():
-        data_vars = {}
-        for key, val in variables.items():
-            val = np.asarray(val)
-            extra = dims.get(key) or [f"{key}_dim_{i}" for i in range(val.ndim - 2)]
-            data_vars[key] = (("chain", "draw", *extra), val)
-        children[group] = xr.DataTree(dataset=xr.Dataset(data_vars, coords=coords or None))
-    return xr.DataTree(children=children)

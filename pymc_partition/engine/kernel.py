@@ -27,10 +27,10 @@ import warnings
 import numpy as np
 
 from ..predictive import FormMismatch, check_form, graph_form
-from ..predictive._types import make_context
+from ..predictive._types import make_context, quiet_compile
 from ..state import canonicalize
 from . import kernels
-from .compile import compile_log_marginal
+from .compile import compile_log_marginal, reference_log_marginal
 from .kernels import MoveMix, StepResult
 
 __all__ = ["PartitionKernel"]
@@ -62,7 +62,7 @@ class PartitionKernel:
     predictive_form : PredictiveForm
         The form the kernels evaluate (``.name == "graph"``: the family's compiled graph).
     log_marginal : CompiledLogMarginal
-        The family's compiled log marginal.
+        The family's log marginal compiled with numba (on first access).
     item_stats : ndarray (n_items, n_stats)
         Per-item statistics (owned by the kernel: a refresh overwrites them in place).
     block : int
@@ -97,28 +97,40 @@ class PartitionKernel:
         self.item_stats = np.array(spec.item_stats, dtype=np.float64, order="C")
         self._log_g = np.array(spec.log_g, dtype=np.float64, order="C")
         self._log_h = np.array(spec.log_h, dtype=np.float64, order="C")
-        self.log_marginal = compile_log_marginal(self.family, self.item_stats.shape[1])
+        self._log_marginal = None
         self.predictive_form = self._choose_form()
-        self._item_lm = kernels.item_log_marginals(self.item_stats, self.log_marginal.addresses)
         self._state, self._work = kernels.allocate(
             self.n_items, self.item_stats.shape[1], self.predictive_form.cache_width
         )
+        self._item_lm = np.zeros(self.n_items)
         self._link()
+        with quiet_compile():
+            self._item_lm[:] = kernels.item_log_marginals(self._model, self._state)
         # compile (or load) the kernel now, on a throw-away state: compile time is not step time
         idle = mix._replace(n_gibbs=0, n_split_merge=0)
         labels = np.zeros(self.n_items, np.int64)
         self._run(0, labels, False, self._model, self._state, self._work, idle, self.block, labels.copy())
         return self
 
+    @property
+    def log_marginal(self):
+        """The family's log marginal compiled with numba (:class:`~.compile.CompiledLogMarginal`),
+        compiled on first use: only the graph's predictive form calls it from compiled code."""
+        if self._log_marginal is None:
+            self._log_marginal = compile_log_marginal(self.family, self.item_stats.shape[1])
+        return self._log_marginal
+
     def _choose_form(self):
         """The family's specialised predictive form if it has one that agrees with its graph on
-        these data (:func:`~pymc_partition.predictive.check_form`), else the graph's."""
+        these data (:func:`~pymc_partition.predictive.check_form`, against the graph evaluated
+        without compiling it), else the graph's."""
         if self.specialize:
             build = getattr(self.family, "predictive_form", None)
             form = build(self.item_stats) if build is not None else None
             if form is not None:
+                reference = reference_log_marginal(self.family, self.item_stats.shape[1])
                 try:
-                    check_form(form, self.log_marginal, self.item_stats)
+                    check_form(form, reference, self.item_stats)
                 except FormMismatch as err:
                     warnings.warn(f"{err} The sampler evaluates the graph instead (slower).",
                                   RuntimeWarning, stacklevel=4)  # fmt: skip
@@ -131,10 +143,12 @@ class PartitionKernel:
         unpickling). The kernel keeps every array whose address it hands out and never
         replaces one, so the addresses stay valid."""
         form, st = self.predictive_form, self._state
-        ctx = make_context(form.params, st.stats, st.cache, form.aux, self.log_marginal.addresses)
+        # only the graph's form calls the compiled graph (through the context)
+        lm_addr = self.log_marginal.addresses if form.name == "graph" else np.zeros(2, np.int64)
+        ctx = make_context(form.params, st.stats, st.cache, form.aux, lm_addr)
         self._model = kernels.Model(
             X=self.item_stats, item_lm=self._item_lm, log_g=self._log_g, log_h=self._log_h,
-            lm_addr=self.log_marginal.addresses, form_addr=form.addresses, ctx=ctx,
+            form_addr=form.addresses, ctx=ctx,
         )  # fmt: skip
         self._entry = None  # the compiled kernel for our argument types (skips numba's dispatch)
         self._current = None  # the state the cluster arrays hold, if any
@@ -142,8 +156,10 @@ class PartitionKernel:
     def _run(self, *args):
         """The first call of the kernel (numba's dispatcher); then its compiled entry point for
         these argument types is kept, to skip the dispatch (about 3 us per step)."""
-        res = kernels.run_step(*args)
-        self._entry = kernels.compiled_entry(kernels.run_step, args)
+        run = kernels.run_step if self.mix.n_split_merge > 0 else kernels.run_gibbs_step
+        with quiet_compile():
+            res = run(*args)
+        self._entry = kernels.compiled_entry(run, args)
         return res
 
     # ------------------------------------------------------------------ stepping
@@ -226,13 +242,13 @@ class PartitionKernel:
     def __getstate__(self):
         state = self.__dict__.copy()
         # compiled code and addresses are process-local: rebuilt by __setstate__
-        for key in ("log_marginal", "_model", "_entry", "_current"):
+        for key in ("_log_marginal", "_model", "_entry", "_current"):
             state.pop(key, None)
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.log_marginal = compile_log_marginal(self.family, self.item_stats.shape[1])
+        self._log_marginal = None
         self._link()
 
     def __repr__(self):

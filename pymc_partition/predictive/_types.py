@@ -15,6 +15,7 @@ arrays keeps them alive while the context is in use.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numba
@@ -29,8 +30,8 @@ __all__ = [
     "REMOVE_SIG",
     "ADD_SIG",
     "INIT_SIG",
-    "ITEM_LM_SIG",
     "addresses",
+    "quiet_compile",
     "make_context",
     "unpack",
     "lm_of",
@@ -43,20 +44,26 @@ __all__ = [
     "init_from_addresses",
 ]
 
-# Compiling the kernels (once; then numba's disk cache) warns that first-class function types
-# are experimental. They are the documented way to pass compiled functions around; the warning
-# says nothing to our users, so it is silenced for this package's code only.
-warnings.filterwarnings(
-    "ignore",
-    message="First-class function type feature is experimental",
-    category=numba.core.errors.NumbaExperimentalFeatureWarning,
-    module=r".*pymc_partition",
-)
+
+@contextlib.contextmanager
+def quiet_compile():
+    """Compile without numba's warning that first-class function types are experimental.
+
+    They are the documented way to pass compiled functions around, and the warning says nothing
+    to our users. A global filter set at import is not enough: kernels compile on first use,
+    possibly inside ``warnings.catch_warnings()`` blocks (pytest runs every test in one).
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore",
+            message="First-class function type feature is experimental",
+            category=numba.core.errors.NumbaExperimentalFeatureWarning,
+        )
+        yield
 
 f8 = numba.float64
 i8 = numba.int64
 F1 = numba.types.Array(f8, 1, "C")
-F2 = numba.types.Array(f8, 2, "C")
 I1 = numba.types.Array(i8, 1, "C")
 
 #: ``lm(stats) -> float``: a family's cluster log marginal (its pytensor graph, compiled)
@@ -69,8 +76,6 @@ REMOVE_SIG = f8(I1, i8, i8)
 ADD_SIG = numba.void(I1, i8, i8, f8)
 #: ``init(ctx, c) -> float``: rebuild slot ``c``'s cache, return its log marginal
 INIT_SIG = f8(I1, i8)
-#: ``item_log_marginals(X, lm_addr) -> lm of every row``
-ITEM_LM_SIG = F1(F2, I1)
 
 # context layout
 (_PARAMS, _N_PARAMS, _STATS, _N_SLOTS, _N_STATS, _CACHE, _WIDTH, _AUX, _N_ITEMS,
@@ -141,9 +146,24 @@ def float_view(addr, m):
 
 
 def addresses(dispatcher, sig):
-    """``[cfunc wrapper address, jit address]`` of ``dispatcher`` compiled for ``sig`` (int64)."""
+    """``[cfunc wrapper address, jit address]`` of ``dispatcher`` compiled for ``sig`` (int64).
+
+    Compiles ``sig`` on first use (or loads it from numba's disk cache): a form's functions are
+    compiled only for the family a sampler uses, not for every family when the package is
+    imported. The compiled return type must be ``sig``'s, as the kernels call it through ``sig``.
+    """
     from numba.experimental.function_type import _get_jit_address, _get_wrapper_address
 
+    cres = dispatcher.overloads.get(tuple(sig.args))
+    if cres is None:
+        with quiet_compile():
+            dispatcher.compile(sig)
+        cres = dispatcher.overloads[tuple(sig.args)]
+    if cres.signature.return_type != sig.return_type:
+        raise TypeError(
+            f"{dispatcher.py_func.__qualname__} returns {cres.signature.return_type}, but the "
+            f"kernels call it as {sig}."
+        )
     out = np.array(
         [_get_wrapper_address(dispatcher, sig), _get_jit_address(dispatcher, sig)], dtype=np.int64
     )

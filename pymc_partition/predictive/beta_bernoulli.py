@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from ._shared import add_then_pred, pred_slots
-from ._types import ADD_SIG, INIT_SIG, PRED_SIG, REMOVE_SIG, unpack
+from ._types import unpack
 from .form import PredictiveForm
 
 __all__ = ["beta_bernoulli_form"]
@@ -70,12 +70,12 @@ def _pred_one(params, stats, cache, c, aux, i):
     return tot
 
 
-@numba.njit(PRED_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _pred(ctx, slots_addr, m, i, out_addr):
     pred_slots(_pred_one, ctx, slots_addr, m, i, out_addr)
 
 
-@numba.njit(ADD_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _add(ctx, c, i, lp):
     """Refresh the cached logarithms item ``i``'s move changed."""
     params, stats, cache, aux = unpack(ctx)
@@ -92,12 +92,12 @@ def _add(ctx, c, i, lp):
             cache[c, 1 + V + v] = math.log(params[1 + V + v] + n - stats[c, 1 + v])
 
 
-@numba.njit(REMOVE_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _remove(ctx, c, i):
     return add_then_pred(_add, _pred_one, ctx, c, i)
 
 
-@numba.njit(INIT_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     _fill(params, stats, cache, c)

@@ -102,9 +102,10 @@ def check_form(form, lm, X, n_trials=12, rng=None, rtol=1e-8):
 
     For random clusters ``S`` (sums of item rows, sizes from 1 to half the items) and items
     ``x_i`` outside them, checks ``init`` against ``lm(S)``, ``pred`` and ``remove`` against
-    ``lm(S + x_i) - lm(S)`` and ``add`` through the predictive of a further item. ``lm`` is the
-    compiled graph
-    (:func:`~pymc_partition.step_methods.compile_log_marginal`).
+    ``lm(S + x_i) - lm(S)`` and ``add`` through the predictive of a further item. ``lm(S)`` is the
+    family's graph, evaluated without compiling it
+    (:func:`~pymc_partition.engine.compile.reference_log_marginal`) or compiled
+    (:func:`~pymc_partition.engine.compile.compile_log_marginal`, which a graph form needs).
 
     Raises
     ------
@@ -119,7 +120,11 @@ def check_form(form, lm, X, n_trials=12, rng=None, rtol=1e-8):
     rng = np.random.default_rng(0) if rng is None else rng
     stats = np.zeros((4, k))  # rows: S, then S + x_i (+ x_j); the last row is scratch
     cache = np.zeros((4, form.cache_width))
-    ctx = make_context(form.params, stats, cache, form.aux, lm.addresses)
+    # a graph form calls the compiled graph; a specialised one never does (any callable ``lm``)
+    lm_addr = getattr(lm, "addresses", None)
+    ctx = make_context(form.params, stats, cache, form.aux,
+                       np.zeros(2, np.int64) if lm_addr is None else lm_addr)  # fmt: skip
+    form.addresses  # compiles the form's functions with their declared signatures
     slots, out = np.zeros(2, np.int64), np.zeros(2)
 
     def pred(slot, item):

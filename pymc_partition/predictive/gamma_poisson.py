@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from ._shared import add_then_pred, pred_slots
-from ._types import ADD_SIG, INIT_SIG, PRED_SIG, REMOVE_SIG, unpack
+from ._types import unpack
 from .form import PredictiveForm
 
 __all__ = ["gamma_poisson_form"]
@@ -30,7 +30,7 @@ _NJIT = dict(nogil=True, cache=True)
 _HEAD = 2  # params: [V, r, a (V), b (V)]
 
 
-@numba.njit(INIT_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     V = int(params[0])
@@ -62,17 +62,17 @@ def _pred_one(params, stats, cache, c, aux, i):
     return tot
 
 
-@numba.njit(PRED_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _pred(ctx, slots_addr, m, i, out_addr):
     pred_slots(_pred_one, ctx, slots_addr, m, i, out_addr)
 
 
-@numba.njit(ADD_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _add(ctx, c, i, lp):
     _init(ctx, c)
 
 
-@numba.njit(REMOVE_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _remove(ctx, c, i):
     return add_then_pred(_add, _pred_one, ctx, c, i)
 

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from ._shared import replace_cached
-from ._types import ADD_SIG, INIT_SIG, PRED_SIG, REMOVE_SIG, float_view, int_view, lm_of, unpack
+from ._types import float_view, int_view, lm_of, unpack
 from .form import PredictiveForm
 
 __all__ = ["graph_form"]
@@ -20,7 +20,7 @@ __all__ = ["graph_form"]
 _NJIT = dict(nogil=True, cache=True)
 
 
-@numba.njit(PRED_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _pred(ctx, slots_addr, m, i, out_addr):
     params, stats, cache, aux = unpack(ctx)
     slots, out = int_view(slots_addr, m), float_view(out_addr, m)
@@ -33,19 +33,19 @@ def _pred(ctx, slots_addr, m, i, out_addr):
         out[a] = lm(stats[r]) - cache[c, 0]
 
 
-@numba.njit(REMOVE_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _remove(ctx, c, i):
     params, stats, cache, aux = unpack(ctx)
     return replace_cached(cache, c, lm_of(ctx)(stats[c]))
 
 
-@numba.njit(ADD_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _add(ctx, c, i, lp):
     params, stats, cache, aux = unpack(ctx)
     cache[c, 0] += lp
 
 
-@numba.njit(INIT_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     cache[c, 0] = lm_of(ctx)(stats[c])

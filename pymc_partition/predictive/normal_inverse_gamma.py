@@ -28,7 +28,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ._shared import add_then_pred, pred_slots
-from ._types import ADD_SIG, INIT_SIG, PRED_SIG, REMOVE_SIG, unpack
+from ._types import unpack
 from .form import PredictiveForm
 
 __all__ = ["normal_inverse_gamma_form"]
@@ -53,7 +53,7 @@ def _cluster(params, stats, c, v):
     return kap, params[_HEAD + 2 * V + v] + 0.5 * n, D / kap, beta
 
 
-@numba.njit(INIT_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     V = int(params[0])
@@ -111,17 +111,17 @@ def _pred_one(params, stats, cache, c, aux, i):
     return tot
 
 
-@numba.njit(PRED_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _pred(ctx, slots_addr, m, i, out_addr):
     pred_slots(_pred_one, ctx, slots_addr, m, i, out_addr)
 
 
-@numba.njit(ADD_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _add(ctx, c, i, lp):
     _init(ctx, c)
 
 
-@numba.njit(REMOVE_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _remove(ctx, c, i):
     return add_then_pred(_add, _pred_one, ctx, c, i)
 

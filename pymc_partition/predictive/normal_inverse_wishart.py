@@ -31,7 +31,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from ._shared import pred_slots
-from ._types import ADD_SIG, INIT_SIG, PRED_SIG, REMOVE_SIG, unpack
+from ._types import unpack
 from .form import PredictiveForm
 
 __all__ = ["normal_inverse_wishart_form", "REFRESH"]
@@ -53,7 +53,7 @@ def _set_scalars(params, cache, c, n, logdet):
     cache[c, 3] = logdet
 
 
-@numba.njit(INIT_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     V = int(params[0])
@@ -115,7 +115,7 @@ def _pred_one(params, stats, cache, c, aux, i):
     return cache[c, 0] - cache[c, 1] * math.log1p(cache[c, 2] * q)
 
 
-@numba.njit(PRED_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _pred(ctx, slots_addr, m, i, out_addr):
     pred_slots(_pred_one, ctx, slots_addr, m, i, out_addr)
 
@@ -146,7 +146,7 @@ def _rank_one(cache, c, V, w, sign):
     return math.log(prod)
 
 
-@numba.njit(ADD_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _add(ctx, c, i, lp):
     params, stats, cache, aux = unpack(ctx)
     V = int(params[0])
@@ -166,7 +166,7 @@ def _add(ctx, c, i, lp):
     cache[c, 4] += 1.0
 
 
-@numba.njit(REMOVE_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _remove(ctx, c, i):
     params, stats, cache, aux = unpack(ctx)
     V = int(params[0])

@@ -22,7 +22,7 @@ import numpy as np
 
 from ._exp import exp_nonpositive
 from ._shared import pred_slots, replace_cached
-from ._types import ADD_SIG, INIT_SIG, PRED_SIG, REMOVE_SIG, unpack
+from ._types import unpack
 from .form import PredictiveForm
 
 __all__ = ["spike_slab_form"]
@@ -69,24 +69,24 @@ def _pred_one(params, stats, cache, c, aux, i):
     return _lm(params, stats, c, aux, i, True) - cache[c, 0]
 
 
-@numba.njit(PRED_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _pred(ctx, slots_addr, m, i, out_addr):
     pred_slots(_pred_one, ctx, slots_addr, m, i, out_addr)
 
 
-@numba.njit(REMOVE_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _remove(ctx, c, i):
     params, stats, cache, aux = unpack(ctx)
     return replace_cached(cache, c, _lm(params, stats, c, aux, i, False))
 
 
-@numba.njit(ADD_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _add(ctx, c, i, lp):
     params, stats, cache, aux = unpack(ctx)
     cache[c, 0] += lp
 
 
-@numba.njit(INIT_SIG, **_NJIT)
+@numba.njit(**_NJIT)
 def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     cache[c, 0] = _lm(params, stats, c, aux, 0, False)

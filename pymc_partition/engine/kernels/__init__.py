@@ -12,7 +12,8 @@
     proposal probability.
 :mod:`.step`
     One step as one call (:func:`run_step`) of a :class:`MoveMix`, returning the fields
-    of a :class:`StepResult`.
+    of a :class:`StepResult` (:func:`run_gibbs_step` for a mix of Gibbs sweeps only, which
+    compiles without the split-merge move).
 
 To add a move: write it in its own module on the three bundles (use :mod:`.slots` to move items
 so that the statistics, form caches and log marginals stay consistent), give :class:`MoveMix` a
@@ -33,7 +34,15 @@ from .state import (
     item_log_marginals,
     state_log_posterior,
 )
-from .step import STEP_RESULT_INDEX, MoveMix, StepResult, canonical_relabel, compiled_entry, run_step
+from .step import (
+    STEP_RESULT_INDEX,
+    MoveMix,
+    StepResult,
+    canonical_relabel,
+    compiled_entry,
+    run_gibbs_step,
+    run_step,
+)
 
 __all__ = [
     "Model",
@@ -47,6 +56,7 @@ __all__ = [
     "allocate",
     "compiled_entry",
     "run_step",
+    "run_gibbs_step",
     "build_state",
     "state_log_posterior",
     "canonical_relabel",

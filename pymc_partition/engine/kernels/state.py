@@ -5,8 +5,7 @@ A kernel sees three bundles (named tuples of preallocated arrays, built by :clas
 :class:`Model` (read only)
     ``X (n, k)`` per-item statistics; ``item_lm (n,)`` each item's singleton log marginal;
     ``log_g``, ``log_h`` the prior's tables (``log pi(z) = log_g[C] + sum_c log_h[n_c]``);
-    ``lm_addr`` and ``form_addr`` the compiled log marginal (for ``item_log_marginals``) and the
-    predictive form's four functions, as addresses; ``ctx`` the form's context (its constants
+    ``form_addr`` the predictive form's four functions, as addresses; ``ctx`` the form's context (its constants
     and per-item terms, and the state's ``stats`` and ``cache``;
     :mod:`pymc_partition.predictive._types`).
 :class:`State` (updated in place; ``n + 3`` slot rows)
@@ -28,10 +27,8 @@ import numba
 import numpy as np
 
 from ...predictive._types import (
-    ITEM_LM_SIG,
     add_from_addresses,
     init_from_addresses,
-    lm_from_addresses,
     pred_from_addresses,
     remove_from_addresses,
 )
@@ -52,7 +49,7 @@ __all__ = [
 #: options of every kernel: no GIL, compiled once and cached on disk
 NJIT = dict(nogil=True, cache=True)
 
-Model = namedtuple("Model", "X item_lm log_g log_h lm_addr form_addr ctx")
+Model = namedtuple("Model", "X item_lm log_g log_h form_addr ctx")
 State = namedtuple("State", "z counts stats clm cache active pos free meta")
 Work = namedtuple("Work", "cand logw order members side slot")
 
@@ -134,12 +131,14 @@ def state_log_posterior(m, s):
     return tot
 
 
-@numba.njit(ITEM_LM_SIG, **NJIT)
-def item_log_marginals(X, lm_addr):
-    """Singleton log marginal of every item, ``lm(x_i)``."""
-    lm = lm_from_addresses(lm_addr[0], lm_addr[1])
-    n = X.shape[0]
+@numba.njit(**NJIT)
+def item_log_marginals(m, s):
+    """Singleton log marginal of every item, ``lm(x_i)``, by the form's ``init`` on slot row
+    ``n`` (a split-merge launch row, free between steps); leaves that row's statistics dirty."""
+    n, d = m.X.shape
     out = np.empty(n)
     for i in range(n):
-        out[i] = lm(X[i])
+        for v in range(d):  # a loop, not a slice assignment (whose error path compiles slowly)
+            s.stats[n, v] = m.X[i, v]
+        out[i] = init_slot(m, n)
     return out

@@ -1,0 +1,281 @@
+"""First-run cost of every user entry point: a fresh environment against warm caches.
+
+Run from the repository root::
+
+    python benchmarks/bench_first_run.py [--baseline REV | --no-baseline] [--only a,b] [--skip a,b]
+
+Each entry point runs in a fresh interpreter twice: *cold*, with empty numba and PyTensor compile
+caches (``NUMBA_CACHE_DIR`` and PyTensor's ``base_compiledir`` pointed at new directories, as in a
+new virtualenv, CI job or cloud notebook), then *warm*, in another fresh interpreter sharing
+those caches (the second session of that user). For each it reports the wall time of the call
+itself (imports excluded; for the main job, the whole command run in-process), its cold - warm difference (the
+compilation a new user waits for), and the CPU time of the whole process (user + system, less
+sensitive than wall time to other load on a shared machine). The same is measured for the
+package at git revision ``REV`` (default ``HEAD~1``; exported with ``git archive`` into a
+temporary directory), interleaved entry by entry, so the ratios compare revisions under the same
+load.
+
+For the cold runs of the checked-out revision it then lists what numba compiled: the exclusive
+compile time of each function (its callees' compilation not counted) and how many
+specialisations (signatures) were compiled. PyTensor graphs compiled by its numba backend appear
+there as ``pytensor.link.numba...`` functions.
+
+Entry points (``--only``/``--skip`` take these names): ``import``; ``sample_<family>``, the first
+``pm.sample`` (2 chains x 200 draws, ``GibbsPartition``) of a Dirichlet-process model with each
+common family: ``nig`` (200 items, 1-d), ``niw`` (200 items, 2-d), ``spike_slab`` (the paper's 14
+simulated items), ``beta_bernoulli`` (200 items, 5 binary variables), and ``split_merge_niw``
+with ``SplitMerge``; ``exact_posterior`` (B(14)); ``fit_hyperparameters`` (the paper's
+spike-and-slab fit); ``hotelling_rs``, ``coclustering``, ``point_estimate``, ``credible_ball`` (4
+chains x 20,000 draws of 14 items); ``main_job`` (``python -m pymc_partition.demo``, default
+settings, run in-process with ``runpy`` so that its compilation is recorded too).
+
+Goals (issue 17): the first ``pm.sample`` at most 15 s more than warm; each ``arviz_regen``
+function's first call at most 3 s more than warm; the main job's first run at most 45 s on an
+unloaded machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Runs first in every entry point's interpreter: records numba's compile events and prints them,
+# with the time of the ``timed()`` block, as one JSON line at exit.
+PROBE = '''
+import atexit, collections, contextlib, json, logging, time, warnings
+warnings.filterwarnings("ignore")
+logging.getLogger("pymc").setLevel(logging.ERROR)
+from numba.core import event as _event
+_rec = _event.RecordingListener()
+_event.register("numba:compile", _rec)
+_out = {"call": None}
+
+@contextlib.contextmanager
+def timed():
+    t0 = time.perf_counter()
+    yield
+    _out["call"] = time.perf_counter() - t0
+
+def _report():
+    stack, excl, count = [], collections.defaultdict(float), collections.Counter()
+    for ts, ev in _rec.buffer:
+        d = ev.data["dispatcher"]
+        name = f"{d.py_func.__module__}.{d.py_func.__qualname__}"
+        if ev.is_start:
+            stack.append([ts, name, 0.0])
+        else:
+            t0, n, child = stack.pop()
+            excl[n] += (ts - t0) - child
+            count[n] += 1
+            if stack:
+                stack[-1][2] += ts - t0
+    _out["numba"] = {k: [v, count[k]] for k, v in excl.items()}
+    print("BENCH_FIRST_RUN " + json.dumps(_out), flush=True)
+
+atexit.register(_report)
+'''
+
+_SAMPLE = '''
+import numpy as np, pymc as pm, pymc_partition as pmp
+rng = np.random.default_rng(0)
+N = 200
+centers = np.array([[-4.0, -4.0], [4.0, 4.0], [-4.0, 4.0], [4.0, -4.0]])
+labels = rng.integers(0, 4, N)
+kw = {{}}
+if "{family}" == "nig":
+    family, y = pmp.NormalInverseGamma(0.0, 0.1, 2.0, 2.0), centers[labels, 0] + rng.normal(size=N)
+elif "{family}" == "niw":
+    family = pmp.NormalInverseWishart(mu0=np.zeros(2), kappa0=0.1, nu0=4.0, psi0=np.eye(2))
+    y = centers[labels] + rng.normal(size=(N, 2))
+elif "{family}" == "beta_bernoulli":
+    family = pmp.BetaBernoulli(1.0, 1.0)
+    y = (rng.random((N, 5)) < np.array([0.1, 0.9, 0.3, 0.7])[labels][:, None]).astype(float)
+else:
+    data = pmp.datasets.simulate_spike_slab(random_seed=1)
+    N, y, kw = data.n_items, data.values, dict(item_index=data.item_index)
+    family = pmp.SpikeSlabNormal(mu=0.0, sigma2=1.0, sigma2_eta=0.5, sigma2_theta=2.0, p=0.3)
+with pm.Model():
+    z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
+    pmp.MarginalLikelihood("y", partition=z, family=family, observed=y, **kw)
+    with timed():
+        pm.sample(draws=200, tune=0, chains=2, cores=1, step=pmp.{step}([z]), random_seed=1,
+                  progressbar=False, compute_convergence_checks=False)
+'''
+
+_CHAINS = '''
+import numpy as np, arviz_regen
+from arviz_regen.testing import make_idata, metropolis_chain, random_partitions, zipf_probs
+rng = np.random.default_rng(1)
+p = zipf_probs(40)
+idata = make_idata(random_partitions(40, 14, rng), metropolis_chain(p, 4, 20_000, rng), np.log(p))
+'''
+
+ENTRY_POINTS = {
+    "import": "with timed():\n    import pymc_partition, arviz_regen\n",
+    "sample_nig": _SAMPLE.format(family="nig", step="GibbsPartition"),
+    "sample_niw": _SAMPLE.format(family="niw", step="GibbsPartition"),
+    "sample_spike_slab": _SAMPLE.format(family="spike_slab", step="GibbsPartition"),
+    "sample_beta_bernoulli": _SAMPLE.format(family="beta_bernoulli", step="GibbsPartition"),
+    "sample_split_merge_niw": _SAMPLE.format(family="niw", step="SplitMerge"),
+    "exact_posterior": '''
+import pymc as pm, pymc_partition as pmp
+data = pmp.datasets.simulate_spike_slab(random_seed=1)
+with pm.Model() as model:
+    z = pmp.Partition("z", n_items=data.n_items, prior=pmp.UniformMultinomialDirichlet())
+    pmp.MarginalLikelihood("y", partition=z, observed=data.values, item_index=data.item_index,
+        family=pmp.SpikeSlabNormal(mu=0.0, sigma2=1.0, sigma2_eta=0.5, sigma2_theta=2.0, p=0.3))
+with timed():
+    pmp.exact_posterior(model)
+''',
+    "fit_hyperparameters": '''
+import pymc_partition as pmp
+data = pmp.datasets.simulate_spike_slab(random_seed=1)
+with timed():
+    pmp.fit_spike_slab(data.values, data.item_index)
+''',
+    "hotelling_rs": _CHAINS + "with timed():\n    arviz_regen.hotelling_rs(idata, k=[2, 3, 5, 10])\n",
+    "coclustering": _CHAINS + "with timed():\n    arviz_regen.coclustering(idata)\n",
+    "point_estimate": _CHAINS + "with timed():\n    arviz_regen.point_estimate(idata)\n",
+    "credible_ball": _CHAINS + "with timed():\n    arviz_regen.credible_ball(idata)\n",
+    "main_job": '''
+import runpy, sys
+sys.argv = ["pymc-partition-demo", "--out", OUT]
+with timed():
+    try:
+        runpy.run_module("pymc_partition.demo", run_name="__main__")
+    except SystemExit as stop:
+        if stop.code not in (0, None):
+            raise
+''',
+}
+GOALS = {"sample": 15.0, "arviz_regen": 3.0}
+ARVIZ_REGEN = ("hotelling_rs", "coclustering", "point_estimate", "credible_ball")
+
+
+def _run(name, source_dir, caches, workdir):
+    """One fresh interpreter: (wall s, cpu s, call s, numba dict)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = source_dir + os.pathsep + env.get("PYTHONPATH", "")
+    env["NUMBA_CACHE_DIR"] = os.path.join(caches, "numba")
+    env["PYTENSOR_FLAGS"] = f"base_compiledir={os.path.join(caches, 'pytensor')}"
+    env["PYTHONWARNINGS"] = "ignore"
+    out = os.path.join(workdir, "main_job_out")
+    shutil.rmtree(out, ignore_errors=True)
+    code = PROBE + f"OUT = {out!r}\n" + textwrap.dedent(ENTRY_POINTS[name])
+    cmd = [sys.executable, "-c", code]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{name} failed in {source_dir}:\n{proc.stderr[-3000:]}")
+    call, numba = wall, {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("BENCH_FIRST_RUN "):
+            rec = json.loads(line.split(" ", 1)[1])
+            call, numba = rec["call"], rec["numba"]
+    return wall, cpu, call, numba
+
+
+def _export(rev, into):
+    """The package at git revision ``rev``, exported into ``into`` (no .git, no caches)."""
+    os.makedirs(into)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", rev], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True)
+    return into
+
+
+def _goal(name):
+    if name.startswith("sample_"):
+        return GOALS["sample"]
+    if name in ARVIZ_REGEN:
+        return GOALS["arviz_regen"]
+    return None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", default="HEAD~1",
+                        help="git revision measured in the same run (default HEAD~1)")
+    parser.add_argument("--no-baseline", action="store_true", help="measure this checkout only")
+    parser.add_argument("--only", default="", help="comma-separated entry points to run")
+    parser.add_argument("--skip", default="", help="comma-separated entry points to leave out")
+    parser.add_argument("--top", type=int, default=12, help="compiled functions listed per entry")
+    args = parser.parse_args(argv)
+
+    names = list(ENTRY_POINTS)
+    if args.only:
+        wanted = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = sorted(set(wanted) - set(names))
+        if unknown:
+            parser.error(f"unknown entry points {unknown}; choose from {names}")
+        names = [n for n in names if n in wanted]
+    skip = {n.strip() for n in args.skip.split(",") if n.strip()}
+    names = [n for n in names if n not in skip]
+
+    tmp = tempfile.mkdtemp(prefix="bench_first_run_")
+    revisions = {"this checkout": ROOT}
+    if not args.no_baseline:
+        revisions[args.baseline] = _export(args.baseline, os.path.join(tmp, "baseline"))
+    print(f"python {sys.version.split()[0]}; temporary caches under {tmp}", flush=True)
+
+    rows, compiled = [], {}
+    try:
+        for name in names:
+            for label, source in revisions.items():  # interleaved: same load for both
+                caches = os.path.join(tmp, "caches", label.replace("/", "_").replace(" ", "_"), name)
+                cold = _run(name, source, caches, tmp)
+                warm = _run(name, source, caches, tmp)
+                rows.append((name, label, cold, warm))
+                if label == "this checkout":
+                    compiled[name] = cold[3]
+                print(f"  {name:<24} {label:<14} cold {cold[2]:7.1f} s  warm {warm[2]:6.1f} s",
+                      flush=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print("\nCall time (wall s; main_job: the whole command); CPU: whole process (user+sys s)")
+    head = f"{'entry point':<24}{'revision':<15}{'cold':>8}{'warm':>8}{'cold-warm':>10}"
+    head += f"{'CPU cold':>10}{'CPU warm':>10}{'goal':>7}"
+    print(head)
+    for name, label, cold, warm in rows:
+        goal = _goal(name)
+        extra = cold[2] - warm[2]
+        verdict = "" if goal is None else ("ok" if extra <= goal else "MISS")
+        print(f"{name:<24}{label:<15}{cold[2]:8.1f}{warm[2]:8.1f}{extra:10.1f}"
+              f"{cold[1]:10.1f}{warm[1]:10.1f}{verdict:>7}")
+    if len(revisions) > 1:
+        print(f"\nRatios this checkout / {args.baseline} (cold call, warm call, cold CPU)")
+        by = {(n, lab): (c, w) for n, lab, c, w in rows}
+        for name in names:
+            (c1, w1), (c0, w0) = by[(name, "this checkout")], by[(name, args.baseline)]
+            print(f"{name:<24}{c1[2] / c0[2]:8.2f}{w1[2] / max(w0[2], 1e-9):8.2f}"
+                  f"{c1[1] / c0[1]:8.2f}")
+
+    print("\nWhat numba compiled in the cold runs of this checkout (exclusive s, specialisations)")
+    for name in names:
+        numba = compiled.get(name) or {}
+        if not numba:
+            print(f"{name}: nothing compiled")
+            continue
+        total = sum(v[0] for v in numba.values())
+        print(f"{name}: {total:.1f} s in {sum(v[1] for v in numba.values())} compilations")
+        for fn, (sec, n) in sorted(numba.items(), key=lambda kv: -kv[1][0])[: args.top]:
+            print(f"    {sec:6.2f} s  {n:2d}x  {fn}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -14,13 +14,21 @@ PyTensor 3.3 registers ``local_usmm`` only when ``pytensor.sparse`` is imported 
 the name before that import leaves an empty entry in the rewrite database, and the later import
 then fails ("The tag ... is already present"), which surfaced as "Rewrite failure" errors in the
 log and broken sparse graphs. So the sparse module is imported first, where it exists.
+
+Graphs evaluated a few hundred times at most (the empirical-Bayes objective, a family's log
+marginal when a sampler checks its predictive form) are not worth seconds of compilation in a
+fresh environment: :func:`python_function` runs them with pytensor's Python linker, numpy op by
+op, after the usual rewrites (stabilisation included; fusion, whose Python implementation is
+slow, left out). Ops with an inner graph (``OpFromGraph``: ``pt.logaddexp`` and its gradient on
+PyTensor 3) would still compile that inner graph with the C backend (about 20 s cold, 2 s for
+each further graph, and a C compiler needed), so they are inlined first.
 """
 
 from __future__ import annotations
 
 import functools
 
-__all__ = ["numba_mode"]
+__all__ = ["numba_mode", "python_function"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -35,3 +43,42 @@ def numba_mode():
     except ImportError:  # scipy.sparse missing: then nothing registers the rewrite either
         pass
     return get_mode("NUMBA").excluding("local_usmm")
+
+
+def python_function(inputs, outputs):
+    """``pytensor.function(inputs, outputs)`` run by the Python linker: nothing is compiled.
+
+    ``OpFromGraph`` nodes are inlined first (their inner functions would be compiled with the C
+    backend otherwise). The graph of ``outputs`` is rewritten in place: build it for this call.
+    """
+    import pytensor
+    from pytensor.compile.mode import Mode
+
+    outputs = _inline_op_from_graphs(list(inputs), outputs)
+    mode = Mode(linker="py", optimizer="fast_run").excluding("fusion", "inplace")
+    return pytensor.function(inputs, outputs, mode=mode, on_unused_input="ignore")
+
+
+def _inline_op_from_graphs(inputs, outputs):
+    """``outputs`` with every ``OpFromGraph`` node replaced by its inner graph (nested too)."""
+    from pytensor.compile.builders import OpFromGraph
+    from pytensor.graph.fg import FunctionGraph
+
+    try:  # PyTensor 3: inner graphs are frozen, bound to new inputs by this helper
+        from pytensor.compile.rewriting import inline_ofg_node
+    except ImportError:  # PyTensor 2
+        from pytensor.graph.replace import clone_replace
+
+        def inline_ofg_node(node):
+            op = node.op
+            return clone_replace(op.inner_outputs, replace=dict(zip(op.inner_inputs, node.inputs)))
+
+    single = not isinstance(outputs, (list, tuple))
+    fg = FunctionGraph(inputs, [outputs] if single else list(outputs), clone=False)
+    while True:
+        node = next((n for n in fg.toposort() if isinstance(n.op, OpFromGraph)), None)
+        if node is None:
+            break
+        fg.replace_all(list(zip(node.outputs, inline_ofg_node(node))), import_missing=True)
+    out = list(fg.outputs)
+    return out[0] if single else out

@@ -22,7 +22,7 @@ import pytensor
 import pytensor.tensor as pt
 
 from ._maximize import Objective, maximize
-from ._pytensor_modes import numba_mode
+from ._pytensor_modes import python_function
 from .families.base import check_data
 from .families.spike_slab import SpikeSlabNormal, cluster_log_marginal, item_terms, replicate_summaries
 
@@ -71,9 +71,11 @@ def _loglik_graph(r, m, s, theta):
 def _compiled():
     """Compile once per process: (loglik, gradient) of the transformed parameters.
 
-    The data summaries are inputs, so one compiled function serves every data set. Compiled with
-    the numba backend (about 1 s). The exact symbolic Hessian (gradient of each gradient
-    component) took 8-9 s to rewrite and compile on every run, numba's cache not helping, so
+    The data summaries are inputs, so one function serves every data set. A fit evaluates it a
+    few dozen times, so it is run by pytensor's Python linker
+    (:func:`~pymc_partition._pytensor_modes.python_function`, well under a second to build)
+    rather than compiled with numba (20-25 s in a fresh environment). The exact symbolic Hessian
+    (gradient of each gradient component) took 8-9 s to rewrite and compile on every run, so
     the Hessian is differentiated numerically from this exact gradient instead
     (:func:`_hessian_from_gradient`, accurate to about 1e-10).
     """
@@ -81,7 +83,7 @@ def _compiled():
     r, m, s = pt.dvector("r"), pt.dmatrix("m"), pt.dmatrix("s")
     ll = _loglik_graph(r, m, s, theta)
     grad = pytensor.gradient.grad(ll, theta)
-    return pytensor.function([r, m, s, *theta], [ll, pt.stack(grad)], mode=numba_mode())
+    return python_function([r, m, s, *theta], [ll, pt.stack(grad)])
 
 
 class _Objective(Objective):

@@ -87,15 +87,16 @@ class _Progress:
 
 @contextlib.contextmanager
 def _dp_threads(n):
-    """Thread count and dynamic chunking for the level-parallel dynamic programs."""
-    prev = numba.get_num_threads()
-    try:
-        if n <= _DP_SERIAL_ITEMS:
-            numba.set_num_threads(1)
-        with numba.parallel_chunksize(_DP_CHUNK):
-            yield
-    finally:
-        numba.set_num_threads(prev)
+    """Dynamic chunking for the level-parallel dynamic programs (only those of more than
+    ``_DP_SERIAL_ITEMS`` items run in parallel: see :func:`_dp_kernel`)."""
+    with numba.parallel_chunksize(_DP_CHUNK):
+        yield
+
+
+def _dp_kernel(name, n):
+    """The serial compilation of dynamic program ``name`` up to ``_DP_SERIAL_ITEMS`` items
+    (threads do not pay there, and it compiles in half the time), else the parallel one."""
+    return getattr(K, name + "_serial" if n <= _DP_SERIAL_ITEMS else name)
 
 
 def _popcount_table(n):
@@ -235,7 +236,7 @@ class ExactPosterior:
         w = self.block_log_weights
         pc, order, level_start = self._levels()
         with _dp_threads(n):
-            E, F = K.partition_function_dp(w, pc, order, level_start, n)
+            E, F = _dp_kernel("partition_function_dp", n)(w, pc, order, level_start, n)
         s = K.log_scales(E)
         finite = np.isfinite(self.log_g)
         gmax = float(self.log_g[finite].max())
@@ -265,7 +266,7 @@ class ExactPosterior:
         pc, order, level_start = self._levels()
         w = self.block_log_weights
         with _dp_threads(n):
-            M = K.max_partition_dp(w, pc, order, level_start, n)
+            M = _dp_kernel("max_partition_dp", n)(w, pc, order, level_start, n)
         C = int(np.argmax(self.log_g + M[(1 << n) - 1]))
         # blocks come out in order of their lowest item: the labels are canonical
         return K.trace_max_partition(w, M, C, n)

@@ -94,14 +94,24 @@ class PartitionSpec:
 
         labels = canonicalize(labels)
         flat = labels.reshape(-1, self.n_items)
+        X = self.item_stats
         out = np.empty(flat.shape[0])
-        for r, z in enumerate(flat):
-            sizes = np.bincount(z)
-            val = self.log_g[sizes.size] + self.log_h[sizes].sum()
-            cs = np.zeros((sizes.size, self.item_stats.shape[1]))
-            np.add.at(cs, z, self.item_stats)
-            val += self.family.log_marginal_numpy(cs).sum()
-            out[r] = val
+        # every cluster of a chunk of rows in one batch: the family's graph is evaluated once
+        step = max(1, (1 << 22) // (self.n_items * X.shape[1]))
+        for start in range(0, flat.shape[0], step):
+            z = flat[start : start + step]
+            n_c = z.max(axis=1) + 1
+            first = np.concatenate([[0], np.cumsum(n_c)[:-1]])
+            cluster = (z + first[:, None]).ravel()  # a number for each cluster of each row
+            total = int(n_c.sum())
+            # summed in item order, as a loop adding rows would
+            cs = np.stack([np.bincount(cluster, weights=np.tile(X[:, j], z.shape[0]), minlength=total)
+                           for j in range(X.shape[1])], axis=1)  # fmt: skip
+            sizes = np.bincount(cluster, minlength=total)
+            terms = self.log_h[sizes] + self.family.log_marginal_numpy(cs)
+            row = np.repeat(np.arange(z.shape[0]), n_c)
+            out[start : start + step] = self.log_g[n_c] + np.bincount(row, weights=terms,
+                                                                      minlength=z.shape[0])
         return out.reshape(labels.shape[:-1]) if labels.ndim > 1 else out[0]
 
 

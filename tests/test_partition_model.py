@@ -192,6 +192,19 @@ def test_canonicalize_and_is_canonical():
         canonicalize(3)
 
 
+@pytest.mark.parametrize("rows, n, k", [(1, 1, 1), (1, 9, 4), (300, 14, 6), (40, 200, 70), (5, 30, 3)])
+def test_canonicalize_numpy_path_matches_kernel(rows, n, k):
+    """Small calls are canonicalised in numpy (nothing to compile), large ones by the kernel:
+    the two agree on arbitrary (negative, sparse, repeated) labels."""
+    from arviz_regen.state import _canonicalize_rows, _canonicalize_rows_numpy
+
+    raw = np.random.default_rng(rows * n + k).integers(-k, k, size=(rows, n)) * 1000
+    want = _canonicalize_rows(raw)
+    np.testing.assert_array_equal(_canonicalize_rows_numpy(raw), want)
+    np.testing.assert_array_equal(canonicalize(raw), want)
+    assert is_canonical(want).all()
+
+
 @pytest.mark.parametrize("n, dtype_kind", [(14, "u"), (30, "V")])
 def test_state_keys_round_trip_and_uniqueness(n, dtype_kind):
     rng = np.random.default_rng(n)

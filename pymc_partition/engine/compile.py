@@ -13,9 +13,10 @@ returns a tuple of 0-d arrays, so a kernel reads ``lm(stats)[0].item()``.
 
 Compiling the graph costs seconds (5-8 s for a NormalInverseWishart, most of a first ``pm.sample``
 in a fresh environment), and a family with a specialised predictive form never calls it from
-compiled code. Checking that form and the families' batched evaluations use
-:func:`reference_log_marginal` instead: the same graph run by pytensor's Python linker, which
-compiles nothing (0.1-0.7 s to build) and evaluates a batch of rows at numpy speed.
+compiled code. Checking that form and computing the items' singleton log marginals use
+:func:`reference_log_marginal` instead: the same graph run by pytensor's Python linker
+(:func:`~pymc_partition._pytensor_modes.python_function`), which compiles nothing (0.1-0.7 s
+to build) and evaluates a batch of rows at numpy speed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 
-from .._pytensor_modes import numba_mode
+from .._pytensor_modes import numba_mode, python_function
 from ..predictive._types import LM_SIG, addresses
 
 __all__ = ["compile_log_marginal", "reference_log_marginal", "family_key"]
@@ -61,11 +62,16 @@ def reference_log_marginal(family, n_stats):
         ``f(stats)``: a float for one vector ``(n_stats,)``, an array for rows ``(m, n_stats)``.
         Cached per process for equal families, like :func:`compile_log_marginal`.
     """
-    key = ("reference",) + family_key(family, n_stats)
+    return _cached(("reference",) + family_key(family, n_stats),
+                   lambda: ReferenceLogMarginal(family, n_stats))  # fmt: skip
+
+
+def _cached(key, build):
+    """``_CACHE[key]``, built by ``build()`` on first use (once, under the lock)."""
     with _LOCK:
         hit = _CACHE.get(key)
         if hit is None:
-            hit = _CACHE[key] = ReferenceLogMarginal(family, n_stats)
+            hit = _CACHE[key] = build()
     return hit
 
 
@@ -73,8 +79,6 @@ class ReferenceLogMarginal:
     """A family's log marginal run by pytensor's Python linker (:func:`reference_log_marginal`)."""
 
     def __init__(self, family, n_stats):
-        from pytensor.compile.mode import Mode
-
         rows = pt.matrix("stats", dtype="float64")
         out = pt.as_tensor_variable(family.log_marginal(rows))
         if out.ndim != 1:
@@ -83,10 +87,7 @@ class ReferenceLogMarginal:
                 f"m values, got a {out.ndim}-d result."
             )
         self.n_stats = int(n_stats)
-        self.function = pytensor.function(
-            [rows], pt.cast(out, "float64"), mode=Mode(linker="py", optimizer="fast_compile"),
-            on_unused_input="ignore",
-        )  # fmt: skip
+        self.function = python_function([rows], pt.cast(out, "float64"))
 
     def __call__(self, stats):
         stats = np.asarray(stats, dtype=np.float64)
@@ -146,14 +147,11 @@ def compile_log_marginal(family, n_stats):
         wraps pytensor's dispatcher ``fn.vm.jit_fn``, which returns a 1-tuple of 0-d arrays.
         Compiled once per process for equal families (cached by the family's pickled state).
     """
-    key = family_key(family, n_stats)
-    with _LOCK:
-        hit = _CACHE.get(key)
-        if hit is None:
-            fn, jit_fn = _build(family, n_stats)
-            hit = CompiledLogMarginal(fn, jit_fn, _wrap(jit_fn))
-            _CACHE[key] = hit
-    return hit
+    def build():
+        fn, jit_fn = _build(family, n_stats)
+        return CompiledLogMarginal(fn, jit_fn, _wrap(jit_fn))
+
+    return _cached(family_key(family, n_stats), build)
 
 
 class CompiledLogMarginal:

@@ -85,6 +85,19 @@ def canonical_relabel(z, out):
     return nxt
 
 
+@numba.njit(**NJIT, inline="always")
+def _gibbs_sweeps(m, s, w, mix, block):
+    """``mix.n_gibbs`` Gibbs sweeps, one more with probability ``mix.gibbs_probability``;
+    returns how many were made."""
+    ng = mix.n_gibbs
+    if mix.gibbs_probability > 0.0:
+        if np.random.random() < mix.gibbs_probability:
+            ng += 1
+    for _ in range(ng):
+        gibbs_sweep(m, s, w, block)
+    return ng
+
+
 @numba.njit(**NJIT)
 def _finish(m, s, out_labels):
     """Canonical labels into ``out_labels``, the cluster state rebuilt exactly from them, and
@@ -106,13 +119,7 @@ def run_gibbs_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
         build_state(labels, m, s)
     n_sweeps = 0
     for _ in range(mix.thin):
-        ng = mix.n_gibbs
-        if mix.gibbs_probability > 0.0:
-            if np.random.random() < mix.gibbs_probability:
-                ng += 1
-        for _ in range(ng):
-            gibbs_sweep(m, s, w, block)
-        n_sweeps += ng
+        n_sweeps += _gibbs_sweeps(m, s, w, mix, block)
     logp = _finish(m, s, out_labels)
     return logp, s.meta[0], 0, False, 0, 0, n_sweeps  # StepResult's order
 
@@ -141,12 +148,6 @@ def run_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
                 n_prop += 1
             if accepted:
                 n_acc += 1
-        ng = mix.n_gibbs
-        if mix.gibbs_probability > 0.0:
-            if np.random.random() < mix.gibbs_probability:
-                ng += 1
-        for _ in range(ng):
-            gibbs_sweep(m, s, w, block)
-        n_sweeps += ng
+        n_sweeps += _gibbs_sweeps(m, s, w, mix, block)
     logp = _finish(m, s, out_labels)
     return logp, s.meta[0], kind, accepted, n_acc, n_prop, n_sweeps  # StepResult's order

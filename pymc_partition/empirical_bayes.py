@@ -22,7 +22,7 @@ import pytensor
 import pytensor.tensor as pt
 
 from ._maximize import Objective, maximize
-from ._pytensor_modes import numba_mode
+from ._pytensor_modes import compile_function
 from .families.base import check_data
 from .families.spike_slab import SpikeSlabNormal, cluster_log_marginal, item_terms, replicate_summaries
 
@@ -81,7 +81,7 @@ def _compiled():
     r, m, s = pt.dvector("r"), pt.dmatrix("m"), pt.dmatrix("s")
     ll = _loglik_graph(r, m, s, theta)
     grad = pytensor.gradient.grad(ll, theta)
-    return pytensor.function([r, m, s, *theta], [ll, pt.stack(grad)], mode=numba_mode())
+    return compile_function([r, m, s, *theta], [ll, pt.stack(grad)])
 
 
 class _Objective(Objective):

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 import pymc as pm
-import pytensor
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
 
-from ._pytensor_modes import numba_mode
+from ._pytensor_modes import compile_function
 from .distribution import PartitionRV
 from .likelihood import MarginalLikelihoodRV
 from .spec import HyperparameterNumbers, LikelihoodTerm, PartitionSpec, StackedFamily
@@ -85,7 +84,7 @@ def _evaluate_at(model, graphs, point):
     missing = [v.name for v in inputs if v.name not in point]
     if missing:
         raise KeyError(f"`point` has no value for {missing}; start from model.initial_point().")
-    fn = pytensor.function(inputs, outs, mode="FAST_COMPILE", on_unused_input="ignore")
+    fn = compile_function(inputs, outs, mode="FAST_COMPILE", on_unused_input="ignore")
     return fn(*(point[v.name] for v in inputs))
 
 
@@ -220,7 +219,7 @@ class HyperparameterReader:
         used = set(ancestors(graphs))
         self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
         self.names = [v.name for v in self.inputs]
-        self._fn = pytensor.function(self.inputs, graphs, mode=numba_mode(), on_unused_input="ignore")
+        self._fn = compile_function(self.inputs, graphs, on_unused_input="ignore")
         # the values come from the graph (checked finite below): no need to validate them again,
         # unless the family derives quantities from them in its constructor
         self._validate = self.op.family._derived_from_params

@@ -232,11 +232,14 @@ def test_cli_help_and_errors_are_fast_and_import_nothing_heavy(tmp_path):
 
 
 def test_demo_module_subprocess(tmp_path):
-    """``python -m pymc_partition.demo`` (the console script's main), with progress bars."""
+    """``python -m pymc_partition.demo`` (the console script's main), with progress bars; nothing
+    left in the system temp directory (PyTensor's generated source goes to its compile folder)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["MPLBACKEND"] = "Agg"
     env.pop(ARABIDOPSIS_ENV, None)
+    env["TMPDIR"] = str(tmp_path / "tmp")  # PyTensor's generated source must not land there
+    (tmp_path / "tmp").mkdir()
     out = tmp_path / "output"
     proc = subprocess.run(
         [sys.executable, "-m", "pymc_partition.demo", "--draws", "300", "--chains", "1", "--out", str(out)],
@@ -245,3 +248,4 @@ def test_demo_module_subprocess(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     _check_printed(proc.stdout)
     _check_outputs(out, chains=1, draws=300)
+    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == []

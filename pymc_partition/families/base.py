@@ -12,10 +12,9 @@ The log marginal of an all-zero (empty) statistics row is never used: callers ma
 from __future__ import annotations
 
 import numpy as np
-import pytensor
 import pytensor.tensor as pt
 
-from .._pytensor_modes import numba_mode
+from .._pytensor_modes import compile_function
 from .._symbolic import RandomParams, is_symbolic
 
 __all__ = [
@@ -365,7 +364,7 @@ class ConjugateFamily(RandomParams):
         fn = getattr(self, "_np_fn", None)
         if fn is None:
             s = pt.matrix("stats")
-            fn = pytensor.function([s], self.log_marginal(s), mode=numba_mode())
+            fn = compile_function([s], self.log_marginal(s))
             self._np_fn = fn
         flat = stats.reshape(-1, stats.shape[-1])
         return np.asarray(fn(flat)).reshape(stats.shape[:-1])

@@ -15,7 +15,7 @@ import numpy as np
 import pytensor.tensor as pt
 
 from .._pytensor_modes import compile_function
-from .._symbolic import RandomParams, is_symbolic
+from .._symbolic import POSITIVE, RandomParams, check_support, is_symbolic
 
 __all__ = [
     "ConjugateFamily",
@@ -23,6 +23,7 @@ __all__ = [
     "check_positive",
     "check_probability",
     "check_finite",
+    "check_stats_finite",
     "scalar_or_vector_param",
     "check_param_length",
     "check_same_length",
@@ -31,9 +32,12 @@ __all__ = [
 ]
 
 
-def _symbolic_param(name, value):
+def _symbolic_param(name, value, support=None):
     """A PyMC variable given as a hyperparameter: scalar or vector, float64; its domain is
-    checked when the model is evaluated (the logp is -inf outside it)."""
+    checked when the model is evaluated (the logp is -inf outside it), and a random variable
+    whose distribution reaches values outside it (``support=(outside, domain)``) now."""
+    if support is not None:
+        check_support(name, value, *support)
     if value.ndim > 2:
         raise ValueError(f"`{name}` must be a scalar, a vector or a matrix, got a {value.ndim}-d variable.")
     if value.dtype.startswith(("complex", "bool")):
@@ -44,7 +48,7 @@ def _symbolic_param(name, value):
 def check_positive(name, value):
     """Validate a finite, strictly positive hyperparameter (scalar or array, or a PyMC variable)."""
     if is_symbolic(value):
-        return _symbolic_param(name, value)
+        return _symbolic_param(name, value, POSITIVE)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -57,7 +61,7 @@ def check_positive(name, value):
 def check_probability(name, value):
     """Validate a probability strictly inside (0, 1) (or a PyMC variable)."""
     if is_symbolic(value):
-        return _symbolic_param(name, value)
+        return _symbolic_param(name, value, ((-1e-3, 1.001), "in (0, 1)"))
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -153,6 +157,19 @@ def check_data(values, item_index=None, n_items=None):
             "at least one row."
         )
     return values, item_index, n_items
+
+
+def check_stats_finite(family, stats, values):
+    """Refuse statistics that overflowed on finite data (squares, products of large values)."""
+    if np.all(np.isfinite(stats)):
+        return
+    scaled = f" or scales them by its hyperparameters ({family!r})" if family._stats_params else ""
+    raise ValueError(
+        f"The {type(family).__name__} statistics of the data are not finite although the data "
+        f"are (largest |value| {np.abs(values).max():.3g}): the family sums squares or products "
+        f"of the values, which overflow beyond about 1e154{scaled}. Rescale the data (e.g. "
+        "standardize each variable) and the hyperparameters with them."
+    )
 
 
 def scalar_or_vector_param(name, value, check, what="variable"):
@@ -318,7 +335,10 @@ class ConjugateFamily(RandomParams):
         """
         values, item_index, n_items = check_data(values, item_index, n_items)
         self._check_values(values)
-        return np.ascontiguousarray(self._item_stats(values, item_index, n_items), dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            stats = np.ascontiguousarray(self._item_stats(values, item_index, n_items), dtype=float)
+        check_stats_finite(self, stats, values)
+        return stats
 
     def _check_values(self, values):
         """Family-specific checks of the observed values (support)."""

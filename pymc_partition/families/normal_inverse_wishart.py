@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
-from .._symbolic import is_symbolic
+from .._symbolic import check_support, is_symbolic
 from .base import ConjugateFamily, check_finite, check_positive, group_sums_graph
 from .numba_draws import draw_normal_inverse_wishart
 
@@ -132,6 +132,9 @@ class NormalInverseWishart(ConjugateFamily):
             if (value.ndim if is_symbolic(value) else np.ndim(value)) != 0:
                 raise ValueError(f"`{name}` must be a scalar.")
         self.kappa0 = check_positive("kappa0", kappa0)
+        if is_symbolic(nu0):
+            outside = (self.n_vars - 1.001, self.n_vars - 2.0)
+            check_support("nu0", nu0, outside, f"greater than V - 1 = {self.n_vars - 1}")
         self.nu0 = check_finite("nu0", nu0)
         if not is_symbolic(self.nu0) and self.nu0 <= self.n_vars - 1:
             raise ValueError(f"`nu0` must exceed V - 1 = {self.n_vars - 1}, got {nu0!r}.")

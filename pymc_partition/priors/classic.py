@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from ._ops import is_symbolic
-from .base import PartitionPrior, check_param
+from .base import POSITIVE, PartitionPrior, check_param
 
 __all__ = [
     "UniformMultinomialDirichlet",
@@ -83,7 +83,7 @@ class DirichletProcess(PartitionPrior):
     _normalized = True
 
     def __init__(self, alpha=1.0):
-        self.alpha = check_param("alpha", alpha, check_positive)
+        self.alpha = check_param("alpha", alpha, check_positive, support=POSITIVE)
 
     def _formula(self, n_items, xp):
         a = xp.asarray(self.alpha)
@@ -118,8 +118,9 @@ class PitmanYor(PartitionPrior):
             except (TypeError, ValueError):
                 raise TypeError("`alpha` and `d` must be numbers or PyMC variables.") from None
 
-        alpha = check_param("alpha", alpha, number)
-        d = check_param("d", d, number)
+        d = check_param("d", d, number, support=((-1e-3, 1.001), "in [0, 1)"))
+        below = None if is_symbolic(d) else ((-d - 1e-3, -d - 1.0), f"greater than -d = {-d:g}")
+        alpha = check_param("alpha", alpha, number, support=below)
         if not is_symbolic(d) and (not np.isfinite(d) or not 0 <= d < 1):
             raise ValueError(f"`d` must lie in [0, 1), got {d}.")
         if not is_symbolic(alpha) and not np.isfinite(alpha):

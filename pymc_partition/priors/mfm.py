@@ -7,7 +7,7 @@ from scipy import stats
 from scipy.special import gammaln
 
 from ._ops import NUMPY, PYTENSOR, is_symbolic
-from .base import PartitionPrior, check_n_items, check_param
+from .base import POSITIVE, PartitionPrior, check_n_items, check_param
 from .classic import check_positive
 
 __all__ = ["MixtureOfFiniteMixtures"]
@@ -104,7 +104,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
     _normalized = True  # V_N(t) sums p(K) exactly (checked by the tests)
 
     def __init__(self, k_prior="uniform", gamma=1.0, k_param=None, k_max=None):
-        self.gamma = check_param("gamma", gamma, check_positive)
+        self.gamma = check_param("gamma", gamma, check_positive, support=POSITIVE)
         if isinstance(k_prior, str):
             if k_prior not in _K_PRIORS:
                 raise ValueError(
@@ -118,7 +118,8 @@ class MixtureOfFiniteMixtures(PartitionPrior):
                 if k_param is None:
                     what = "Poisson rate of K - 1" if k_prior == "poisson" else "success probability"
                     raise ValueError(f'k_prior="{k_prior}" needs `k_param` (the {what}).')
-                k_param = check_param("k_param", k_param, check_positive)
+                support = POSITIVE if k_prior == "poisson" else ((-1e-3, 1.001), "in (0, 1]")
+                k_param = check_param("k_param", k_param, check_positive, support=support)
                 if k_prior == "geometric" and not is_symbolic(k_param) and k_param > 1:
                     raise ValueError(f"`k_param` of a geometric p(K) must lie in (0, 1], got {k_param}.")
         else:

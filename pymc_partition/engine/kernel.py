@@ -98,8 +98,9 @@ class PartitionKernel:
         self._log_g = np.array(spec.log_g, dtype=np.float64, order="C")
         self._log_h = np.array(spec.log_h, dtype=np.float64, order="C")
         self.log_marginal = compile_log_marginal(self.family, self.item_stats.shape[1])
-        self.predictive_form = self._choose_form()
         self._item_lm = kernels.item_log_marginals(self.item_stats, self.log_marginal.addresses)
+        self._check_evaluable()
+        self.predictive_form = self._choose_form()
         self._state, self._work = kernels.allocate(
             self.n_items, self.item_stats.shape[1], self.predictive_form.cache_width
         )
@@ -109,6 +110,15 @@ class PartitionKernel:
         labels = np.zeros(self.n_items, np.int64)
         self._run(0, labels, False, self._model, self._state, self._work, idle, self.block, labels.copy())
         return self
+
+    def _check_evaluable(self):
+        """Refuse hyperparameters the family cannot be evaluated at on these data (each item
+        alone, all items together), naming the culprit, before any step could score NaN."""
+        from ..families.evaluability import check_log_marginals
+
+        check_log_marginals(self.family, self.item_stats, self._item_lm, lambda i: f"item {i} alone")
+        total = self.item_stats.sum(axis=0, keepdims=True)
+        check_log_marginals(self.family, total, [self.log_marginal(total[0])], lambda i: "all items together")
 
     def _choose_form(self):
         """The family's specialised predictive form if it has one that agrees with its graph on

@@ -239,6 +239,20 @@ class ConjugateFamily(RandomParams):
     _stats_params: tuple = ()
     #: the constructor derives attributes from the hyperparameters (a copy must go through it)
     _derived_from_params = False
+    #: largest magnitude of a location hyperparameter whose square the log marginal needs
+    #: (beyond, it overflows: refused for numbers, ``-inf`` logp for variables)
+    _magnitude_limits: dict = {}
+
+    def _check_magnitudes(self):
+        """Refuse numbers beyond :attr:`_magnitude_limits` (called by the constructors)."""
+        for name, limit in self._magnitude_limits.items():
+            value = getattr(self, name)
+            if not is_symbolic(value) and np.any(np.abs(np.asarray(value, dtype=float)) > limit):
+                raise ValueError(
+                    f"`{name}` must lie within +-{limit:g} for {type(self).__name__}: its squared "
+                    f"distance from the data enters the marginal likelihood and overflows beyond "
+                    f"that (got {value!r}). Rescale the data and the hyperparameters together."
+                )
 
     # ------------------------------------------------------------------ random hyperparameters
     def replace_params(self, values):
@@ -266,6 +280,9 @@ class ConjugateFamily(RandomParams):
                 out.append((pt.all(v > 0), f"{k} > 0"))
             elif domain == "probability":
                 out.append((pt.all(pt.and_(v > 0, v < 1)), f"0 < {k} < 1"))
+            if k in self._magnitude_limits:
+                limit = self._magnitude_limits[k]
+                out.append((pt.all(pt.le(pt.abs(v), limit)), f"|{k}| <= {limit:g}"))
         return out
 
     def item_stats_graph(self, values, item_index, n_items):

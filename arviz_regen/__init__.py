@@ -3,34 +3,48 @@
 The Hotelling-RS statistic of Asgharian, Lysy & Partovi Nia (2019) and regenerative (RS)
 estimates with standard errors, as ArviZ-style functions returning xarray objects. Importing the
 package makes ``az.hotelling_rs`` (and the other public functions) available on the ``arviz``
-namespace, next to ``az.rhat`` and ``az.ess``.
+namespace, next to ``az.rhat`` and ``az.ess``, and the ``.regen`` accessors on xarray objects: at
+once when ArviZ and xarray are loaded, else as soon as they are. The functions themselves are
+imported on first use.
 """
 
 from __future__ import annotations
 
-from .coclustering import coclustering
-from .credible_ball import credible_ball
-from .partition_loss import partition_loss
-from .point_estimate import point_estimate
-from .consensus import Consensus, binder_loss, consensus, consensus_partition
-from .estimates import rs_estimate, top_states
-from .hotelling import hotelling_rs
-from .online import StopWhenConverged, checkpoint_grid, when_converged
-from .plots import (
-    plot_coclustering,
-    plot_coclustering_trace,
-    plot_hotelling_rs,
-    plot_point_estimate,
-    plot_top_states,
-)
-from .summary import regen_summary
-from .tours import rs_mean_cov, rs_mean_se
-from .batch_means import batch_means
-from .regeneration import NonRecurrenceWarning
-from . import accessor as _accessor  # noqa: F401  (registers the xarray `.regen` accessors)
+import importlib
+import importlib.util
+
+from ._after_import import when_imported
+
+#: public name -> the submodule that defines it (loaded on first use: ``import arviz_regen``
+#: imports neither ArviZ nor xarray, so ``arviz-regen-summary`` answers its arguments at once)
+_API = {
+    "coclustering": "coclustering",
+    "credible_ball": "credible_ball",
+    "partition_loss": "partition_loss",
+    "point_estimate": "point_estimate",
+    "Consensus": "consensus",
+    "binder_loss": "consensus",
+    "consensus": "consensus",
+    "consensus_partition": "consensus",
+    "rs_estimate": "estimates",
+    "top_states": "estimates",
+    "hotelling_rs": "hotelling",
+    "StopWhenConverged": "online",
+    "checkpoint_grid": "online",
+    "when_converged": "online",
+    "plot_coclustering": "plots",
+    "plot_coclustering_trace": "plots",
+    "plot_hotelling_rs": "plots",
+    "plot_point_estimate": "plots",
+    "plot_top_states": "plots",
+    "regen_summary": "summary",
+    "rs_mean_cov": "tours",
+    "rs_mean_se": "tours",
+    "batch_means": "batch_means",
+    "NonRecurrenceWarning": "regeneration",
+}
 
 __version__ = "0.1.0"
-
 __all__ = [
     "StopWhenConverged",
     "when_converged",
@@ -71,17 +85,36 @@ ARVIZ_NAMES = [
 ]
 
 
-def _register_with_arviz():
-    try:
-        import arviz as az
-    except Exception:  # ArviZ missing or broken (e.g. by a foreign plotting backend): nothing to extend
-        return
+def __getattr__(name):
+    """PEP 562: a public name is imported from its submodule on first use; a submodule name
+    imports that submodule."""
+    module = _API.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+def _register_with_arviz(az):
     for name in ARVIZ_NAMES:
         existing = getattr(az, name, None)
         # never shadow a name ArviZ itself defines
         if existing is None or getattr(existing, "__module__", "").startswith("arviz_regen"):
-            setattr(az, name, globals()[name])
+            setattr(az, name, __getattr__(name))
 
 
-_register_with_arviz()
+def _register_accessors(xr):
+    importlib.import_module(f"{__name__}.accessor")  # registers `.regen` on xarray's objects
+
+
+# ArviZ has no plugin registry: the names go onto its namespace, now or when it is imported
+# (a broken ArviZ, e.g. by a foreign plotting backend, fails its own import: nothing to extend)
+when_imported("arviz", _register_with_arviz)
+when_imported("xarray", _register_accessors)

@@ -485,6 +485,16 @@ def select_partition_var(posterior, var_names):
 def _keys_block(labels):
     """Chunk kernel: (..., n_items) labels -> (state keys, canonical flags)."""
     labels = check_labels(labels, name="posterior labels")  # int64; integral floats accepted
+    if labels.size and labels.min() < 0:
+        # read as a label like any other, a -1 ("unassigned") joins every other -1 in one
+        # cluster: such draws then share a state with draws of another log posterior
+        raise ValueError(
+            f"The posterior labels hold {int((labels < 0).sum())} negative value(s) (e.g. "
+            f"{int(labels.min())}): partition labels are cluster numbers 0, 1, 2, ..., as "
+            "pm.sample records them. A negative label usually marks an unassigned item, which a "
+            "partition does not have: give such items clusters of their own (or drop those "
+            "draws) first."
+        )
     flat = labels.reshape(-1, labels.shape[-1])
     canon = is_canonical(flat)
     keys = state_keys(flat, assume_canonical=bool(canon.all()))

@@ -97,10 +97,12 @@ def _parser():
     )
     p.add_argument("path", help="InferenceData file (.nc) or zarr store (.zarr)")
     p.add_argument("--var-name", default=None, help="partition variable (default: the only one)")
-    p.add_argument("-k", type=int, nargs="+", default=[2, 3, 5, 10], help="numbers of top states (default: 2 3 5 10)")
+    p.add_argument("-k", type=_int_at_least(2), nargs="+", default=[2, 3, 5, 10],
+                   help="numbers of top states, each >= 2 (default: 2 3 5 10)")  # fmt: skip
     p.add_argument("--logp-var", default="partition_logp", help="sample_stats log posterior (default: partition_logp)")
     p.add_argument("--per-chain", action="store_true", help="rank top states per chain instead of pooled")
-    p.add_argument("--chunk-draws", type=int, default=None, help="open with dask, this many draws per chunk")
+    p.add_argument("--chunk-draws", type=_int_at_least(1), default=None,
+                   help="open with dask, this many draws per chunk (>= 1)")  # fmt: skip
     p.add_argument(
         "--method",
         choices=("bootstrap", "chi2"),
@@ -108,8 +110,9 @@ def _parser():
         help="reference distribution of the per-chain p-values (default: bootstrap); the verdict "
         "p_value_all always uses the renewal bootstrap",
     )
-    p.add_argument("--n-bootstrap", type=int, default=499, help="bootstrap replicates (default 499)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    p.add_argument("--n-bootstrap", type=_int_at_least(19), default=499,
+                   help="bootstrap replicates, >= 19 (default 499)")  # fmt: skip
+    p.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the bootstrap, >= 0 (default 0)")
     p.add_argument(
         "--fail-below",
         type=_alpha,
@@ -118,8 +121,24 @@ def _parser():
         help="exit with status 1 when the verdict p_value_all of any K is below ALPHA, 0 when all "
         "are at least ALPHA, 3 when no verdict could be reached (p_value_all NaN)",
     )
-    p.add_argument("--round", type=int, default=3, dest="round_to", help="decimals (default 3)")
+    p.add_argument("--round", type=_int_at_least(0), default=3, dest="round_to", help="decimals, >= 0 (default 3)")
     return p
+
+
+def _int_at_least(low):
+    """argparse type: an integer of at least ``low`` (checked before anything is read)."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
 
 
 def _alpha(text):

@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from ._containers import add_group, group_names, is_datatree, is_inference_data
+from ._containers import add_group, get_group, group_names, is_datatree, is_inference_data
 
 __all__ = ["StopWhenConverged", "when_converged", "checkpoint_grid", "active_monitor"]
 
@@ -51,6 +51,8 @@ def active_monitor():
     return registry.active
 
 _PRECISION = ("fixed_width", "relative")
+#: PyMC's sampling processes are named ``worker_chain_<chain>`` (PyMC 5 and 6)
+_WORKER_PREFIX = "worker_chain_"
 
 
 def checkpoint_grid(first=1000, growth=1.5, max_draws=1_000_000):
@@ -218,12 +220,28 @@ class StopWhenConverged:
     as soon as the precision holds and the verdict has never flagged. Then
     ``monitor.annotate(idata)`` writes the decision into the returned InferenceData.
 
+    The rule looks at all chains together, so they should draw at the same time:
+    ``pm.sample(chains=n_chains, cores=n_chains)``. At the first draw the callback counts the
+    chains of the run (PyMC's sampling processes are named ``worker_chain_<chain>``) and refuses,
+    with a ValueError that stops ``pm.sample``, another number of chains than ``n_chains``, and
+    chains drawn one after the other in this process (``cores=1``), where the rule could act only
+    in the last chain. With ``1 < cores < chains`` PyMC draws the chains in turns: the rule can
+    then stop only the last ones (the earlier ones are drawn to the end first, then cut as below),
+    and says so in a warning when the first chain ends before the last has started.
+
+    Parallel chains do not run at the same speed (PyMC serves whichever process is ready first,
+    so one chain can be several times longer than another), and after an interruption PyMC keeps
+    the chains that maximise chains x shortest length: often the longest chain alone. So when
+    it stops, the callback cuts every chain's trace to the checkpoint's draws (PyMC's default
+    in-memory traces), and ``pm.sample`` returns all chains, each with exactly the draws the
+    decision was made on. With a trace backend it cannot cut it warns, and :meth:`annotate`
+    refuses draws that are not the ones the decision was made on.
+
     Parameters
     ----------
     n_chains : int
-        Chains sampled; every checkpoint waits for all of them. With ``cores=1`` PyMC samples
-        chains one after the other, so the rule can only act in the last chain: use
-        ``cores >= chains``.
+        Chains sampled (``chains`` of ``pm.sample``), all at the same time (``cores >= chains``);
+        every checkpoint waits for all of them.
     var_name : str
         The partition variable.
     alpha : float
@@ -267,6 +285,11 @@ class StopWhenConverged:
         self.verbose = bool(verbose)
         self._labels = {}
         self._logp = {}
+        self._tuning = {}  # tuning draws per chain: where each trace's checkpoint draws end
+        self._traces = {}  # PyMC's trace of each chain, cut at the checkpoint when it stops
+        self._workers_checked = False
+        self._warned_turns = False
+        self._cut = None
         self._rows = []
         self._next = 0
         from .monitor_registry import registry
@@ -318,12 +341,19 @@ class StopWhenConverged:
         )
 
     def __call__(self, trace=None, draw=None):
-        if draw is None or draw.tuning:
+        if draw is None:
             return
+        c = int(draw.chain)
+        self._check_chains(c, trace)
+        if trace is not None:
+            self._traces[c] = trace
+        if draw.tuning:
+            self._tuning[c] = self._tuning.get(c, 0) + 1
+            return
+        self._check_turns(c, draw)
         point = draw.point
         if self._rule.var_name not in point:
             raise KeyError(f"StopWhenConverged: {self._rule.var_name!r} is not a variable of the sampled point.")
-        c = int(draw.chain)
         self._labels.setdefault(c, []).append(np.asarray(point[self._rule.var_name], dtype=np.int64).copy())
         self._logp.setdefault(c, []).append(self._stat(draw.stats))
         while (
@@ -340,7 +370,72 @@ class StopWhenConverged:
             self._add(t, labels, logp)
             self._next += 1
             if self.decision["status"] == "converged":
+                self._cut_traces(t)
                 raise KeyboardInterrupt(self.decision["reason"])
+
+    def _check_chains(self, c, trace):
+        """Refuse a run whose chains do not all draw at the same time (see the class docstring)."""
+        if not 0 <= c < self.n_chains:
+            raise ValueError(
+                f"StopWhenConverged(n_chains={self.n_chains}) received a draw of chain {c}: "
+                "pm.sample runs more chains than n_chains. Pass n_chains equal to pm.sample's "
+                "`chains`, and cores=chains."
+            )
+        if trace is None or self._workers_checked:
+            return  # not called by pm.sample (trace is one of its arguments), or checked
+        self._workers_checked = True
+        running = _pymc_workers()
+        if self.n_chains == 1 and not running:
+            return
+        if not running:
+            raise ValueError(
+                f"StopWhenConverged(n_chains={self.n_chains}) needs its {self.n_chains} chains "
+                "drawing at the same time, but pm.sample draws them one after the other in this "
+                "process (cores=1): the rule could act only in the last chain. Sample with "
+                f"cores=chains={self.n_chains}, or check chains already drawn with "
+                "arviz_regen.when_converged(idata)."
+            )
+        if running != list(range(self.n_chains)):
+            raise ValueError(
+                f"StopWhenConverged(n_chains={self.n_chains}) got a run of {len(running)} "
+                f"chain(s) {running}: it would wait for chains that never come, or miss some. "
+                "Pass n_chains equal to pm.sample's `chains`."
+            )
+
+    def _check_turns(self, c, draw):
+        """Warn once when a chain ends before every chain has started (cores < chains)."""
+        if getattr(draw, "is_last", False) and not self._warned_turns:
+            waiting = sorted(set(range(self.n_chains)) - set(self._tuning) - set(self._labels))
+            if waiting:
+                self._warned_turns = True
+                warnings.warn(
+                    f"StopWhenConverged: chain {c} ended before chain(s) {waiting} started "
+                    "(pm.sample with cores < chains draws the chains in turns): the rule can stop "
+                    "only the last ones. Sample with cores=chains to stop all chains early.",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+
+    def _cut_traces(self, t):
+        """Cut every chain's trace after its first ``t`` draws (tuning draws kept): PyMC then
+        returns all chains with the draws the decision was made on, not the longest chain alone."""
+        self._cut = t
+        cut = []
+        for c, trace in self._traces.items():
+            end = self._tuning.get(c, 0) + t
+            # PyMC's NDArray trace: `draw_idx` draws recorded, cut by its close() after the stop
+            if isinstance(getattr(trace, "draw_idx", None), int) and trace.draw_idx >= end:
+                trace.draw_idx = end
+                cut.append(c)
+        if self._traces and len(cut) < len(self._traces):
+            warnings.warn(
+                f"StopWhenConverged stopped at {t} draws per chain but could not cut the traces of "
+                f"chain(s) {sorted(set(self._traces) - set(cut))} (a trace backend without "
+                "`draw_idx`): PyMC keeps the chains of unequal length that maximise chains x "
+                "shortest length, which may not be all of them; annotate() checks.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     def _add(self, t, labels, logp):
         row = self._rule.evaluate(labels, logp)
@@ -355,14 +450,45 @@ class StopWhenConverged:
             )
 
     def annotate(self, idata):
-        """Record the decision in an InferenceData or DataTree (group ``convergence_monitor``)."""
+        """Record the decision in an InferenceData or DataTree (group ``convergence_monitor``).
+
+        Raises
+        ------
+        ValueError
+            If the posterior of ``idata`` does not hold the chains the monitor watched (as many
+            chains, as many draws as the shortest of them): its decision is not about these draws.
+        """
         hist = self.history
         if not (is_inference_data(idata) or is_datatree(idata)):
             raise TypeError(f"`idata` must be an InferenceData or a DataTree, got {type(idata).__name__}.")
+        self._check_same_draws(idata)
         add_group(idata, "convergence_monitor", hist, replace=True)
         if "sample_stats" in group_names(idata):
             idata["sample_stats"].attrs["convergence_monitor"] = hist.attrs["reason"]
         return idata
+
+    def _check_same_draws(self, idata):
+        if not self._labels or "posterior" not in group_names(idata):
+            return
+        sizes = get_group(idata, "posterior").sizes
+        watched = [self._cut or len(self._labels[c]) for c in sorted(self._labels)]
+        held = (int(sizes.get("chain", 0)), int(sizes.get("draw", 0)))
+        if held != (len(watched), min(watched)):
+            raise ValueError(
+                f"`idata` holds {held[0]} chain(s) x {held[1]} draws, but the monitor watched "
+                f"{len(watched)} chain(s) of {watched} draws: its decision "
+                f"({self.decision['reason']}) is not about these draws."
+            )
+
+
+def _pymc_workers():
+    """Chain numbers of PyMC's sampling processes running now (none when it samples in-process)."""
+    import multiprocessing
+
+    return sorted(
+        int(p.name[len(_WORKER_PREFIX):]) for p in multiprocessing.active_children()
+        if p.name.startswith(_WORKER_PREFIX) and p.name[len(_WORKER_PREFIX):].isdigit()
+    )  # fmt: skip
 
 
 def when_converged(data, var_names=None, *, alpha=0.05, k=(2, 5), precision="fixed_width", epsilon=0.02,

@@ -8,9 +8,9 @@ the ratio of medians to ``import arviz``. ``import numpy, xarray`` gives the flo
 needs both); the last line is the price of the first diagnostic in a fresh process (numba is
 imported then and the kernels are loaded from its on-disk cache), not part of the import.
 
-``import arviz_regen`` imports arviz (it registers ``az.hotelling_rs``), so the ratio is at least
-1; what it must not add is numba, pymc, pytensor or pymc_partition (see
-tests/test_regen_inputs.py for the correctness check).
+``import arviz_regen`` registers ``az.hotelling_rs`` when ArviZ is imported, not by importing it,
+and loads its functions on first use, so the ratio is well below 1; it must never add numba,
+pymc, pytensor or pymc_partition (see tests/test_regen_inputs.py for the correctness check).
 """
 
 from __future__ import annotations

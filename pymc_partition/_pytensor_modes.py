@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["numba_mode", "python_function"]
+__all__ = ["numba_mode", "compile_function", "python_function"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,6 +43,17 @@ def numba_mode():
     except ImportError:  # scipy.sparse missing: then nothing registers the rewrite either
         pass
     return get_mode("NUMBA").excluding("local_usmm")
+
+
+def compile_function(inputs, outputs, mode=None, **kwargs):
+    """``pytensor.function`` in :func:`numba_mode` (or ``mode``), its generated source written
+    outside the system temp directory (:mod:`._pytensor_sources`)."""
+    import pytensor
+
+    from ._pytensor_sources import generated_source_dir
+
+    with generated_source_dir():
+        return pytensor.function(inputs, outputs, mode=numba_mode() if mode is None else mode, **kwargs)
 
 
 def python_function(inputs, outputs):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["is_symbolic", "RandomParams"]
+__all__ = ["is_symbolic", "RandomParams", "check_support", "POSITIVE"]
+
+#: ``(outside, domain)`` of a positive parameter for :func:`check_support`
+POSITIVE = ((-1e-3, -1.0), "positive")
 
 
 def is_symbolic(value):
@@ -39,3 +42,53 @@ class RandomParams:
             raise TypeError(f"{type(self).__name__} has no parameter(s) {sorted(unknown)}.")
         params.update({k: np.asarray(v, dtype=float) if np.ndim(v) else float(v) for k, v in values.items()})
         return type(self)(**params)
+
+
+def check_support(name, value, outside, domain):
+    """Refuse a PyMC random variable given as a parameter whose distribution reaches values where
+    the parameter is not defined (a ``pm.Normal`` for a concentration, say).
+
+    The model's logp would be ``-inf`` there: the step methods would fail when built, at an
+    initial point such as 0, with PyTensor's bare "ParameterValueError", or NUTS would run into
+    the wall. Checked by the variable's own logp at the values ``outside`` (finite: reachable).
+    A graph of variables (``pm.math.exp(x)``) is not checked here: the model's logp checks it.
+
+    Parameters
+    ----------
+    name : str
+        The parameter, as the user named it (e.g. ``"alpha"``).
+    value : TensorVariable
+    outside : sequence of float
+        Values outside the closure of the parameter's domain (a distribution reaching only its
+        boundary, ``pm.Uniform(0, 10)`` for a positive parameter, never gives it there: PyMC's
+        transforms map onto the open interval).
+    domain : str
+        The domain in words, e.g. ``"positive"`` or ``"in [0, 1)"``.
+    """
+    import numpy as np
+    from pytensor.tensor.random.op import RandomVariable
+
+    owner = getattr(value, "owner", None)
+    if owner is None or not isinstance(owner.op, RandomVariable) or not outside:
+        return
+    try:
+        import pymc as pm
+        import pytensor.tensor as pt
+
+        from ._pytensor_modes import compile_function
+
+        # a log density above -inf there: reachable (NaN compares False)
+        graphs = [pt.any(pt.gt(pm.logp(value, pt.full_like(value, float(v))), -np.inf)) for v in outside]
+        reachable = [bool(r) for r in compile_function([], graphs, mode="FAST_COMPILE")()]
+    except Exception:  # noqa: BLE001 - a distribution without a logp: the model's checks remain
+        return
+    bad = [v for v, r in zip(outside, reachable) if r]
+    if bad:
+        kind = type(owner.op).__name__.removesuffix("RV")
+        raise ValueError(
+            f"`{name}` must be {domain}, but the PyMC variable {value.name or value} given for it "
+            f"({kind}) can take the value {bad[0]:g}, where it is not defined. Give it a "
+            f"distribution that is {domain} (for a positive parameter e.g. pm.Gamma, "
+            "pm.HalfNormal, pm.LogNormal; in an interval pm.Uniform or pm.Beta), or a graph that "
+            "is, e.g. pm.math.exp(x)."
+        )

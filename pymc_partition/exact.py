@@ -151,15 +151,14 @@ def block_log_weights(family, item_stats, log_h, progress=None):
         logml[h0 << low : h1 << low] = family.log_marginal_numpy(rows)
         if progress is not None:
             progress.advance(h1 - h0)
-    bad = np.isnan(logml) | (logml == np.inf)
-    bad[0] = False
-    if bad.any():
-        B = int(np.flatnonzero(bad)[0])
+    logml[0] = 0.0  # the empty block: never used
+    if not np.all(np.isfinite(logml)):
+        from .families.evaluability import check_log_marginals
+
+        B = int(np.flatnonzero(~np.isfinite(logml))[0])
         items = [i for i in range(n) if B >> i & 1]
-        raise ValueError(
-            f"{family!r} returned a non-finite log marginal likelihood ({logml[B]}) for the "
-            f"block of items {items}; check the family's hyperparameters and data."
-        )
+        block = item_stats[items].sum(axis=0, keepdims=True)
+        check_log_marginals(family, block, logml[B : B + 1], lambda row: f"the block of items {items}")
     w = np.asarray(log_h, dtype=float)[_popcount_table(n)] + logml
     w[0] = 0.0
     return w

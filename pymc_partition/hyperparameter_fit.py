@@ -16,7 +16,7 @@ import pytensor
 import pytensor.tensor as pt
 
 from ._maximize import Objective, maximize
-from ._pytensor_modes import numba_mode
+from ._pytensor_modes import compile_function
 from .families.base import ConjugateFamily, check_data
 
 __all__ = ["fit_hyperparameters", "HyperparameterFit"]
@@ -134,7 +134,7 @@ def fit_hyperparameters(family, observed, item_index=None, *, labels=None, fit=N
     else:
         stats = pt.constant(family.item_stats(values, item_index, n_items))
     loglik = pt.sum(model.log_marginal(pt.dot(member, stats)))
-    fn = pytensor.function([u], [loglik, pytensor.gradient.grad(loglik, u)], mode=numba_mode())
+    fn = compile_function([u], [loglik, pytensor.gradient.grad(loglik, u)])
     opt = maximize(Objective(lambda x: fn(x)), np.concatenate(u0), gtol=gtol, maxiter=maxiter,
                    describe=lambda x: dict(zip(fit, np.split(x, np.cumsum(sizes)[:-1]))))  # fmt: skip
     bounded = np.concatenate([
@@ -155,7 +155,7 @@ def fit_hyperparameters(family, observed, item_index=None, *, labels=None, fit=N
             "clusters). Fix them (leave them out of `fit`) or give an allocation with larger "
             "clusters (`labels=`) or replicate rows."
         )
-    at = pytensor.function([u], list(natural.values()))(opt.x)
+    at = compile_function([u], list(natural.values()), mode=pytensor.config.mode)(opt.x)
     estimates, std_errors = {}, {}
     start = 0
     for k, size, value, dk in zip(fit, sizes, at, jac):

@@ -162,8 +162,10 @@ class MarginalLikelihood(Continuous):
         values, item_index, n_items = check_data(current, item_index, n_items)
         family._check_values(values)
         random = family.random_params
+        if symbolic_data and not set(random) & set(family._stats_params):
+            family.item_stats(values, item_index, n_items)  # the current data's statistics must be finite
         if symbolic_data or set(random) & set(family._stats_params):
-            data_2d = _as_2d_graph(data) if symbolic_data else pt.constant(values)
+            data_2d = _keep_rows(_as_2d_graph(data), values.shape[0]) if symbolic_data else pt.constant(values)
             stats = family.item_stats_graph(data_2d, item_index, n_items)
         else:
             stats = pt.constant(family.item_stats(values, item_index, n_items))
@@ -203,6 +205,27 @@ def _current_value(var):
             f"{[a.name or a for a in free]}."
         )
     return var.eval()
+
+
+def rows_changed_message(n_rows, name=None, now=None):
+    """Why data given as ``pm.Data`` must keep the number of rows the model was built with."""
+    which = f"the MarginalLikelihood {name!r}" if name else "a MarginalLikelihood"
+    return (
+        f"The observed data of {which} now have {now if now is not None else 'another number of'} "
+        f"rows, but it was built with {n_rows}: which item each row belongs to (item_index), and "
+        "the partition's n_items, were fixed then. pm.set_data may change the values, not the "
+        "number of rows: to cluster other items or rows, build the model again (e.g. in a "
+        "function of the data)."
+    )
+
+
+def _keep_rows(x, n_rows):
+    """``x`` checked, whenever the graph is evaluated, to have the ``n_rows`` rows the item
+    index was built for (``pm.set_data`` with other rows fails otherwise deep in pytensor, with
+    "array is not broadcastable")."""
+    from pytensor.raise_op import CheckAndRaise
+
+    return CheckAndRaise(ValueError, rows_changed_message(n_rows))(x, pt.eq(x.shape[0], n_rows))
 
 
 def _as_2d_graph(x):

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 import pymc as pm
-import pytensor
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
 
-from ._pytensor_modes import numba_mode
+from ._pytensor_modes import compile_function
 from .distribution import PartitionRV
 from .likelihood import MarginalLikelihoodRV
 from .spec import HyperparameterNumbers, LikelihoodTerm, PartitionSpec, StackedFamily
@@ -85,8 +84,26 @@ def _evaluate_at(model, graphs, point):
     missing = [v.name for v in inputs if v.name not in point]
     if missing:
         raise KeyError(f"`point` has no value for {missing}; start from model.initial_point().")
-    fn = pytensor.function(inputs, outs, mode="FAST_COMPILE", on_unused_input="ignore")
-    return fn(*(point[v.name] for v in inputs))
+    fn = compile_function(inputs, outs, mode="FAST_COMPILE", on_unused_input="ignore")
+    return _call_at_point(fn, [v.name for v in inputs], [point[v.name] for v in inputs])
+
+
+def _call_at_point(fn, names, values):
+    """``fn(*values)``; a parameter outside its domain there is a ValueError saying where and what
+    to do, not PyTensor's bare "ParameterValueError: alpha > 0"."""
+    from pymc.logprob.utils import ParameterValueError
+
+    try:
+        return fn(*values)
+    except ParameterValueError as err:
+        at = {n: np.asarray(v).tolist() for n, v in zip(names, values)}
+        which = str(err).split("\n")[0]  # PyTensor 2 appends the node and its inputs
+        raise ValueError(
+            f"At {at} (values of the model's value variables, transformed) a parameter of the "
+            f"partition's prior or likelihood is outside its domain ({which}): give the variables "
+            "it is a graph of distributions (or transforms) that keep it inside, or start from a "
+            "point inside it (initvals=)."
+        ) from err
 
 
 class RandomHyperparameterError(NotImplementedError):
@@ -107,13 +124,43 @@ def _numbers(model, rv, graphs, point):
             "them there."
         )
     out = [np.asarray(v, dtype=float) for v in _evaluate_at(model, graphs, point or {})]
-    if any(np.isnan(v).any() for v in out):
+    if free and any(np.isnan(v).any() for v in out):
         raise ValueError(
-            f"The prior tables or likelihood statistics of {rv.name!r} are NaN"
-            + (f" at the given point: is a parameter among {free} outside its domain?" if free else ":")
-            + " Check the data given through pm.Data (pm.set_data) for NaN or infinite values."
+            f"The prior tables or likelihood statistics of {rv.name!r} are NaN at the given "
+            f"point: is a parameter among {free} outside its domain?"
         )
     return out
+
+
+def _current_data(model, obs):
+    """The current numbers of ``obs``'s data (``pm.Data`` may have changed), with as many rows
+    as the model was built for (else a ValueError saying why they must)."""
+    from .likelihood import rows_changed_message
+
+    data = model.rvs_to_values.get(obs)
+    if data is None:  # pragma: no cover - a MarginalLikelihood is always observed
+        return None
+    values = np.asarray(data.data if isinstance(data, Constant) else data.eval())
+    n_rows = len(obs.tag.item_index)
+    if values.shape[0] != n_rows:
+        raise ValueError(rows_changed_message(n_rows, obs.name, values.shape[0]))
+    return values
+
+
+def _explain_stats(obs, family, data, stats):
+    """Raise the reason why ``obs``'s statistics are not finite: the data, or their overflow."""
+    if data is not None and not np.all(np.isfinite(data)):
+        raise ValueError(
+            f"The data of {obs.name!r} hold {int((~np.isfinite(data)).sum())} NaN or infinite "
+            "value(s): check the values given through pm.Data (pm.set_data)."
+        )
+    from .families.base import check_stats_finite
+
+    if data is not None:
+        check_stats_finite(family, stats, data)
+    raise ValueError(  # pragma: no cover - statistics of finite data overflow, caught above
+        f"The statistics of {obs.name!r} are not finite at the hyperparameters' current values."
+    )
 
 
 def partition_spec(model=None, var=None, require_likelihood=True, point=None):
@@ -143,16 +190,19 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
     model = pm.modelcontext(model)
     rv = _resolve_var(model, var)
     log_g, log_h = _numbers(model, rv, PartitionRV.params_of(rv), point)
+    if np.isnan(log_g).any() or np.isnan(log_h).any():
+        raise ValueError(
+            f"The prior tables of {rv.name!r} are NaN: check the values of the pm.Data its "
+            f"prior's parameters depend on ({rv.tag.partition_prior!r})."
+        )
     n_items = log_g.shape[0] - 1
     terms = []
     for obs in likelihood_terms(model, rv):
         op, inputs = obs.owner.op, MarginalLikelihoodRV.params_of(obs)
+        data = _current_data(model, obs)
         stats, *params = _numbers(model, rv, [inputs.item_stats, *inputs.hyperparameters], point)
         if not np.all(np.isfinite(stats)):
-            raise ValueError(
-                f"The statistics of {obs.name!r} are not finite: check the data given "
-                "through pm.Data (pm.set_data) for NaN or infinite values."
-            )
+            _explain_stats(obs, op.family, data, stats)
         family = op.family
         if op.param_names:
             family = family.with_values(**dict(zip(op.param_names, params)))
@@ -220,7 +270,7 @@ class HyperparameterReader:
         used = set(ancestors(graphs))
         self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
         self.names = [v.name for v in self.inputs]
-        self._fn = pytensor.function(self.inputs, graphs, mode=numba_mode(), on_unused_input="ignore")
+        self._fn = compile_function(self.inputs, graphs, on_unused_input="ignore")
         # the values come from the graph (checked finite below): no need to validate them again,
         # unless the family derives quantities from them in its constructor
         self._validate = self.op.family._derived_from_params
@@ -237,7 +287,12 @@ class HyperparameterReader:
         if self._last is not None and all(np.array_equal(a, b) for a, b in zip(values, self._last)):
             return None
         self._last = [v.copy() for v in values]
-        log_g, log_h, stats, *params, item_lm = (np.asarray(x, dtype=float) for x in self._fn(*values))
+        try:
+            outs = _call_at_point(self._fn, self.names, values)
+        except ValueError:
+            self._last = None
+            raise
+        log_g, log_h, stats, *params, item_lm = (np.asarray(x, dtype=float) for x in outs)
         numbers = dict(zip(self.op.param_names, params))
         if self._validate:
             family = self.op.family.with_values(**numbers)

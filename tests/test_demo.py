@@ -73,6 +73,11 @@ def test_demo_simulated(tmp_path, capsys, monkeypatch):
     assert "paper (section 4.2)" not in text and "Against the paper" not in text  # nothing to compare
     _check_outputs(out, chains=2, draws=1000)
     assert not (out / "paper_comparison.csv").exists()
+    # the same folder again: refused at once, the first run's files kept
+    stamp = (out / "idata_gibbs.nc").stat().st_mtime_ns
+    code, err = _exit_code(["--draws", "1000", "--chains", "2", "--out", str(out), "--no-progress"], capsys)
+    assert code == 2 and "idata_gibbs.nc" in err and "--force" in err
+    assert (out / "idata_gibbs.nc").stat().st_mtime_ns == stamp
 
 
 def test_demo_real_data(tmp_path, capsys, arabidopsis_path):
@@ -145,6 +150,38 @@ def test_demo_bad_csv_and_output(tmp_path, capsys):
     assert code == 2 and "not a folder" in err
 
 
+def test_demo_refuses_to_replace_earlier_outputs_without_force(tmp_path, capsys, monkeypatch):
+    """A folder holding the job's files is refused before any work (nothing replaced); --force
+    replaces them, and a stale real-data comparison does not survive a simulated run."""
+    out = tmp_path / "output"
+    out.mkdir()
+    (out / "idata_gibbs.nc").write_text("a user's earlier draws")
+    (out / "figure2_convergence.png").write_text("an earlier figure")
+    (out / "notes.txt").write_text("not ours")
+    calls = []
+    monkeypatch.setattr("pymc_partition.paper.job._run", lambda *args: calls.append(args))
+    monkeypatch.delenv(ARABIDOPSIS_ENV, raising=False)
+    code, err = _exit_code(["--out", str(out), "--no-progress"], capsys)
+    assert code == 2 and "idata_gibbs.nc, figure2_convergence.png" in err and "--force" in err
+    assert (out / "idata_gibbs.nc").read_text() == "a user's earlier draws" and not calls
+    with pytest.raises(ValueError, match="already holds idata_gibbs.nc"):
+        run(out=out)
+    assert not calls
+    assert main(["--out", str(out), "--no-progress", "--force"]) == 0 and len(calls) == 1
+    assert main(["--out", str(tmp_path / "new"), "--no-progress"]) == 0 and len(calls) == 2
+    # --force on simulated data: a comparison with the paper from an earlier real-data run goes
+    (out / "paper_comparison.csv").write_text("stale")
+    monkeypatch.undo()
+
+    def simulate(seed):
+        raise RuntimeError("stop before any heavy work")
+
+    monkeypatch.setattr("pymc_partition.paper.workflow.simulate_data", simulate)
+    with pytest.raises(RuntimeError, match="stop before"):
+        run(out=out, overwrite=True)
+    assert not (out / "paper_comparison.csv").exists() and (out / "notes.txt").exists()
+
+
 @pytest.mark.parametrize(
     "kwargs, match",
     [({"chains": -1}, "chains"), ({"cores": 0}, "cores"), ({"draws": 50}, "draws"),
@@ -195,11 +232,14 @@ def test_cli_help_and_errors_are_fast_and_import_nothing_heavy(tmp_path):
 
 
 def test_demo_module_subprocess(tmp_path):
-    """``python -m pymc_partition.demo`` (the console script's main), with progress bars."""
+    """``python -m pymc_partition.demo`` (the console script's main), with progress bars; nothing
+    left in the system temp directory (PyTensor's generated source goes to its compile folder)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env["MPLBACKEND"] = "Agg"
     env.pop(ARABIDOPSIS_ENV, None)
+    env["TMPDIR"] = str(tmp_path / "tmp")  # PyTensor's generated source must not land there
+    (tmp_path / "tmp").mkdir()
     out = tmp_path / "output"
     proc = subprocess.run(
         [sys.executable, "-m", "pymc_partition.demo", "--draws", "300", "--chains", "1", "--out", str(out)],
@@ -208,3 +248,4 @@ def test_demo_module_subprocess(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     _check_printed(proc.stdout)
     _check_outputs(out, chains=1, draws=300)
+    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == []

@@ -138,7 +138,9 @@ def test_logp_equals_the_fixed_family_and_gradient_is_right(case):
 
 def test_hyperparameters_outside_their_domain_give_minus_inf():
     with pm.Model() as model:
-        a = pm.Normal("a", 1.0, 1.0)  # may be negative: the family's domain is a > 0
+        # a graph of a variable that may be negative (the family's domain is a > 0; a variable
+        # itself would be refused when built)
+        a = pm.Normal("a", 1.0, 1.0) * 1.0
         z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
         pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(a=a, b=1.0),
                                observed=DATA["binary"], item_index=ITEM_INDEX)  # fmt: skip
@@ -266,3 +268,59 @@ def test_prior_and_posterior_predictive_and_graphs():
     fake = prior.prior.isel(draw=slice(0, 10))
     post = pm.sample_posterior_predictive(fake, model=model, random_seed=3, progressbar=False)
     assert post.posterior_predictive["y"].shape == (1, 10, ITEM_INDEX.size, 3)
+
+
+def test_family_hyperparameter_whose_distribution_leaves_its_domain_is_refused_when_built():
+    with pm.Model():
+        with pytest.raises(ValueError, match=r"`a` must be positive.*\(Normal\)"):
+            pmp.BetaBernoulli(a=pm.Normal("a", 1.0, 1.0), b=1.0)
+        with pytest.raises(ValueError, match=r"`p` must be in \(0, 1\)"):
+            pmp.SpikeSlabNormal(0.0, 1.0, 0.3, 1.0, p=pm.Uniform("p", -1.0, 1.0))
+        with pytest.raises(ValueError, match=r"`nu0` must be greater than V - 1 = 1"):
+            pmp.NormalInverseWishart(np.zeros(2), 1.0, pm.Uniform("nu0", 0.0, 10.0), np.eye(2))
+        pmp.BetaBernoulli(a=pm.Gamma("a2", 2, 1), b=pm.Uniform("b", 0.0, 5.0))  # inside: accepted
+
+
+def test_data_whose_squares_overflow_are_refused_as_such():
+    """Finite data of 1e300: the statistics (sums of squares) overflow; the message says so and
+    does not blame NaN given through pm.Data. Constant data were accepted silently before."""
+    big = DATA["normal"] * 1e300
+    family = pmp.NormalInverseGamma(0.0, 1.0, 2.0, 1.5)
+    with pm.Model():
+        z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
+        with pytest.raises(ValueError, match=r"not finite although the data are \(largest \|value\| .*e\+300\).*overflow.*Rescale"):
+            pmp.MarginalLikelihood("y", partition=z, family=family, observed=big, item_index=ITEM_INDEX)
+        with pytest.raises(ValueError, match="overflow"):
+            pmp.MarginalLikelihood("y", partition=z, family=family, observed=pm.Data("big", big), item_index=ITEM_INDEX)
+    with pm.Model() as model:
+        y_data = pm.Data("y_data", DATA["normal"])
+        z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
+        pmp.MarginalLikelihood("y", partition=z, family=family, observed=y_data, item_index=ITEM_INDEX)
+        pm.set_data({"y_data": big})
+    with pytest.raises(ValueError, match=r"not finite although the data are.*overflow") as info:
+        pmp.exact_posterior(model, progressbar=False)
+    assert "NaN" not in str(info.value)
+
+
+def test_set_data_with_another_number_of_rows_is_refused_with_the_way_out():
+    """The README's pm.set_data workflow keeps the rows (tested above); other rows cannot fit the
+    item index and n_items fixed when the model was built: a ValueError saying so and what to do,
+    from the package's functions, pm.sample and the model's own logp (it crashed inside pytensor
+    with "array is not broadcastable")."""
+    with pm.Model() as model:
+        y_data = pm.Data("y_data", DATA["normal"])
+        z = pmp.Partition("z", n_items=N, prior=pmp.DirichletProcess(1.0))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.NormalInverseGamma(0.0, 1.0, 2.0, 1.5),
+                               observed=y_data, item_index=ITEM_INDEX)  # fmt: skip
+    logp = model.compile_logp()
+    more = np.vstack([DATA["normal"], DATA["normal"][:2]])
+    with model:
+        pm.set_data({"y_data": more})
+    rows = ITEM_INDEX.size
+    message = rf"'y' now have {rows + 2} rows, but it was built with {rows}.*build the model again"
+    with pytest.raises(ValueError, match=message):
+        pmp.exact_posterior(model, progressbar=False)
+    with model, pytest.raises(ValueError, match=message):
+        pm.sample(draws=10, tune=0, chains=1, progressbar=False, compute_convergence_checks=False)
+    with pytest.raises(ValueError, match=rf"another number of rows, but it was built with {rows}"):
+        logp({"z": np.zeros(N, dtype=np.int64)})

@@ -112,7 +112,8 @@ def test_model_logp_and_gradient_are_exact(name, hyper):
 
 def test_parameters_outside_their_domain_give_minus_inf():
     with pm.Model() as model:
-        d = pm.Uniform("d", -0.5, 1.0)
+        # a graph of a variable reaching d < 0 (a variable itself would be refused when built)
+        d = pm.Uniform("d", -0.5, 1.0) * 1.0
         pmp.Partition("z", n_items=4, prior=pmp.PitmanYor(alpha=1.0, d=d))
     logp = model.compile_logp(vars=[model["z"]], jacobian=False)
     u_neg, u_pos = (np.log((x + 0.5) / (1.0 - x)) for x in (-0.2, 0.2))  # PyMC's interval transform
@@ -193,3 +194,35 @@ def test_partition_steps_read_random_parameters_from_the_point():
                                observed=np.array([[1, 0], [1, 1], [0, 0], [0, 1]]))  # fmt: skip
         step = pmp.GibbsPartition([z])
         assert step._reader is not None and step._reader.names == ["alpha_log__"]
+
+
+@pytest.mark.parametrize(
+    "make, match",
+    [(lambda: pmp.DirichletProcess(pm.Normal("alpha", 0, 1)), r"`alpha` must be positive.*\(Normal\)"),
+     (lambda: pmp.PitmanYor(1.0, d=pm.Normal("d", 0.3, 0.1)), r"`d` must be in \[0, 1\)"),
+     (lambda: pmp.PitmanYor(pm.Normal("a", 2, 1), d=0.5), r"`alpha` must be greater than -d = -0.5"),
+     (lambda: pmp.MixtureOfFiniteMixtures("geometric", k_param=pm.Uniform("q", 0, 2)), r"`k_param` must be in \(0, 1\]"),
+     (lambda: pmp.MixtureOfFiniteMixtures(gamma=pm.StudentT("g", 3)), "`gamma` must be positive")],
+)  # fmt: skip
+def test_prior_parameter_whose_distribution_leaves_its_domain_is_refused_when_built(make, match):
+    """A pm.Normal concentration reaches alpha <= 0, where the prior is undefined: refused when
+    the prior is built, naming the parameter and its domain (it failed later, when the step was
+    built at alpha = 0, with PyTensor's bare "ParameterValueError: alpha > 0")."""
+    with pm.Model(), pytest.raises(ValueError, match=match):
+        make()
+    with pm.Model():  # distributions that stay inside (the interval's ends are never drawn)
+        pmp.DirichletProcess(pm.Uniform("alpha", 0.0, 10.0))
+        pmp.PitmanYor(pm.Gamma("a", 2, 1), d=pm.Uniform("d", 0.0, 1.0))
+        pmp.MixtureOfFiniteMixtures("geometric", gamma=pm.HalfNormal("g"), k_param=pm.Beta("q", 1, 1))
+
+
+def test_parameter_outside_its_domain_at_the_start_names_the_point():
+    """A graph (not a variable) outside its domain at the initial point: a ValueError naming the
+    point and what to do, not PyTensor's bare ParameterValueError."""
+    y = np.random.default_rng(0).normal(size=6)
+    with pm.Model():
+        a = pm.Gamma("a", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=6, prior=pmp.DirichletProcess(a - 5.0))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.NormalInverseGamma(0.0, 1.0, 2.0, 1.0), observed=y)
+        with pytest.raises(ValueError, match=r"At \{'a_log__': .*outside its domain \(alpha > 0\).*initvals="):
+            pmp.GibbsPartition([z])

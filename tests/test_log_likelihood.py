@@ -12,7 +12,7 @@ import pymc_partition as pmp
 from pymc_partition.log_likelihood import item_log_predictive
 from pymc_partition.model_spec import partition_spec
 
-from arviz_regen._containers import arviz_major, from_dict
+from arviz_regen._containers import arviz_major, from_dict, group_names
 from test_priors import all_partitions
 
 
@@ -112,3 +112,15 @@ def test_psis_loo_matches_exact_leave_one_out():
         mean = prob @ w
         se = np.sqrt(prob @ (w - mean) ** 2) / mean / np.sqrt(n)
         assert abs(loo_i[i] - exact) < 5 * se + 1e-3, (i, loo_i[i], exact, se)
+
+
+def test_loglik_refuses_posterior_with_other_item_count():
+    """Draws of 14 items against a 10-item model: refused (a reshape to 10 columns would mix
+    draws and return a log-likelihood of the wrong shape without a word)."""
+    rng = np.random.default_rng(0)
+    model = _model(pmp.DirichletProcess(1.0), pmp.NormalInverseGamma(0.0, 1.0, 2.0, 1.0), rng.normal(size=10))
+    draws = rng.integers(0, 3, size=(2, 50, 14))
+    idata = from_dict({"posterior": {"z": draws}})
+    with pytest.raises(ValueError, match="has 14 items, the model's 10"):
+        pmp.compute_log_likelihood(idata, model=model)
+    assert "log_likelihood" not in group_names(idata)

@@ -442,3 +442,20 @@ def test_datatree_route_without_arviz(labels, logp, reference, tmp_path):
     got = json.loads(out.strip().splitlines()[-1])
     np.testing.assert_allclose(got["p"], expected["p"])
     np.testing.assert_allclose(got["rho"], expected["rho"])
+
+
+def test_negative_labels_are_refused_as_such():
+    """A -1 (an "unassigned" item) read as a label joins every other -1 in one cluster, so the
+    draw shares a state with draws of another log posterior: the message names the -1, not
+    "hyperparameters updated by NUTS"."""
+    from arviz_regen.testing import random_partitions
+
+    rng = np.random.default_rng(0)
+    states = random_partitions(5, 5, rng)
+    idx = rng.integers(0, 5, size=(2, 300))
+    labels, logp = states[idx].copy(), -idx.astype(float)
+    labels[0, 5, 2] = -1
+    for fn in (arviz_regen.hotelling_rs, arviz_regen.coclustering):
+        with pytest.raises(ValueError, match=r"hold 1 negative value\(s\) \(e.g. -1\).*unassigned") as info:
+            fn(labels, logp=logp)
+        assert "NUTS" not in str(info.value)

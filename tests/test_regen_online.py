@@ -128,6 +128,78 @@ def test_callback_stops_and_records_decision(states):
         StopWhenConverged(n_chains=1)(draw=_Draw(0, {"z": states[0]}, [{}]))
 
 
+def _feed(mon, states, chain, n, trace=None):
+    for _ in range(n):
+        mon(trace=trace, draw=_Draw(chain, {"z": states[0]}, [{"partition_logp": 0.0}]))
+
+
+def test_monitor_refuses_chains_not_drawn_together(states, monkeypatch):
+    """At pm.sample's first draw (trace given): chains sampled in this process one after the
+    other (cores=1), or a run of another number of chains than n_chains (PyMC's processes are
+    named worker_chain_<chain>), are refused before any checkpoint could act."""
+    trace = object()
+    with pytest.raises(ValueError, match="draws them one after the other in this process"):
+        _feed(StopWhenConverged(n_chains=2, first=500, max_draws=8000), states, 0, 1, trace)
+    _feed(StopWhenConverged(n_chains=1, first=500, max_draws=8000), states, 0, 3, trace)  # one chain: fine
+    monkeypatch.setattr("arviz_regen.online._pymc_workers", lambda: [0, 1])
+    with pytest.raises(ValueError, match=r"got a run of 2 chain\(s\) \[0, 1\].*n_chains equal to pm.sample's `chains`"):
+        _feed(StopWhenConverged(n_chains=4, first=500, max_draws=8000), states, 1, 1, trace)
+    mon = StopWhenConverged(n_chains=2, first=500, max_draws=8000)
+    _feed(mon, states, 0, 3, trace)
+    _feed(mon, states, 1, 3, trace)
+    assert mon.decision["status"] == "undecided"
+
+
+def test_monitor_cuts_the_chains_it_stops_to_the_decided_draws(states):
+    """Parallel chains run at different speeds and PyMC keeps, after an interruption, the chains
+    maximising chains x shortest length (often the longest alone): the monitor cuts each trace
+    after its tuning draws and the checkpoint's draws."""
+
+    class Trace:  # PyMC's NDArray trace: draws recorded so far in `draw_idx`
+        def __init__(self):
+            self.draw_idx = 0
+
+    idx = metropolis_chain(PROBS, 2, 4000, np.random.default_rng(3), stay=0.5, max_step=3)
+    traces = [Trace(), Trace()]
+    mon = StopWhenConverged(n_chains=2, epsilon=1.0, first=500, max_draws=4000)
+    mon._workers_checked = True  # as with cores=2 (no PyMC processes here)
+    for c, tune in ((0, 7), (1, 3)):
+        for _ in range(tune):
+            traces[c].draw_idx += 1
+            mon(trace=traces[c], draw=_Draw(c, {"z": states[0]}, [{}], tuning=True))
+    with pytest.raises(KeyboardInterrupt):
+        for t in range(4000):  # chain 0 three times as fast as chain 1
+            for c in (0, 0, 0, 1) if t < 1000 else (1,):
+                traces[c].draw_idx += 1
+                n = traces[c].draw_idx - (7, 3)[c] - 1
+                mon(trace=traces[c], draw=_Draw(c, {"z": states[idx[c, n]]}, [{"partition_logp": np.log(PROBS[idx[c, n]])}]))
+    assert mon.decision["stopped_at"] == 500
+    assert [tr.draw_idx for tr in traces] == [7 + 500, 3 + 500]
+
+
+def test_monitor_refuses_more_chains_than_n_chains(states):
+    mon = StopWhenConverged(n_chains=2, first=500, max_draws=8000)
+    _feed(mon, states, 0, 1)
+    _feed(mon, states, 1, 1)
+    with pytest.raises(ValueError, match="received a draw of chain 2: pm.sample runs more chains"):
+        _feed(mon, states, 2, 1)
+
+
+def test_annotate_refuses_draws_the_monitor_did_not_decide_on(states):
+    """PyMC keeps the longest chains after an interruption of chains of unequal length: the
+    annotation must not claim a decision about draws it was not made on."""
+    idx = metropolis_chain(PROBS, 2, 2000, np.random.default_rng(3), stay=0.5, max_step=3)
+    mon = StopWhenConverged(n_chains=2, epsilon=1.0, first=500, max_draws=2000)
+    with pytest.raises(KeyboardInterrupt):
+        for t in range(2000):
+            for c in range(2):
+                mon(draw=_Draw(c, {"z": states[idx[c, t]]}, [{"partition_logp": np.log(PROBS[idx[c, t]])}]))
+    assert mon.decision["stopped_at"] == 500
+    with pytest.raises(ValueError, match=r"holds 1 chain\(s\) x 2000 draws, but the monitor watched 2 chain\(s\) of \[500, 500\]"):
+        mon.annotate(make_idata(states, idx[:1], np.log(PROBS)))
+    assert "convergence_monitor" in group_names(mon.annotate(make_idata(states, idx[:, :500], np.log(PROBS))))
+
+
 def test_bad_settings_are_clear():
     with pytest.raises(ValueError, match="alpha"):
         StopWhenConverged(n_chains=2, alpha=1.5)

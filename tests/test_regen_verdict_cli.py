@@ -1,5 +1,11 @@
 """The verdict in the summary table and ``arviz-regen-summary --fail-below`` exit statuses."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -116,7 +122,7 @@ def test_fail_below_without_log_posterior_and_errors(good, tmp_path, capsys):
         assert main([good_path, "--fail-below", alpha]) == EXIT_ERROR
         assert "argument --fail-below" in capsys.readouterr().err
     assert main([good_path, "--n-bootstrap", "5", "--fail-below", "0.05"]) == EXIT_ERROR
-    assert "n_bootstrap" in capsys.readouterr().err
+    assert "argument --n-bootstrap: must be at least 19, got 5" in capsys.readouterr().err
     assert main([good_path, "--method", "exact"]) == EXIT_ERROR
     assert main([str(tmp_path / "missing.nc"), "--fail-below", "0.05"]) == EXIT_ERROR
 
@@ -157,3 +163,33 @@ def test_plot_hotelling_rs_says_when_there_is_no_test(flat):
         assert any("no test: too few tours" in t.get_text() for t in axi.texts)
         assert not any(np.isfinite(line.get_ydata()).any() for line in axi.lines[:-1])
     plt.close("all")
+
+
+_LIGHT_CHECK = """
+import json, sys, time
+t0 = time.perf_counter()
+from arviz_regen.cli import main
+codes = [main(argv) for argv in (["x.nc", "--fail-below", "2"], ["x.nc", "--chunk-draws", "-5"],
+                                 ["x.nc", "-k", "1"], ["x.nc", "--seed", "-1"], ["--help"])]
+heavy = sorted(m for m in ("arviz", "xarray", "dask", "numba", "scipy", "pandas") if m in sys.modules)
+print("RESULT " + json.dumps([codes, heavy, time.perf_counter() - t0]))
+"""
+
+
+def test_cli_refuses_bad_numbers_at_once_without_heavy_imports(tmp_path):
+    """--fail-below 2 took about 10 s to be refused (``import arviz_regen`` imported ArviZ), and
+    --chunk-draws -5 answered with a dask internal message: each is an argument error now,
+    before anything heavy is imported."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    proc = subprocess.run([sys.executable, "-c", _LIGHT_CHECK], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    codes, heavy, seconds = json.loads(proc.stdout.split("RESULT ")[-1])
+    assert codes == [EXIT_ERROR] * 4 + [EXIT_OK] and heavy == []
+    assert seconds < 5  # generous on a loaded machine: the point is that nothing heavy is imported
+    for text in ("argument --fail-below: ALPHA must be strictly between 0 and 1, got 2",
+                 "argument --chunk-draws: must be at least 1, got -5", "argument -k: must be at least 2, got 1",
+                 "argument --seed: must be at least 0, got -1"):  # fmt: skip
+        assert text in proc.stderr

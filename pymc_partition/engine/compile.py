@@ -26,10 +26,9 @@ import threading
 
 import numba
 import numpy as np
-import pytensor
 import pytensor.tensor as pt
 
-from .._pytensor_modes import numba_mode, python_function
+from .._pytensor_modes import compile_function, python_function
 from ..predictive._types import LM_SIG, addresses
 
 __all__ = ["compile_log_marginal", "reference_log_marginal", "family_key"]
@@ -109,7 +108,7 @@ def _build(family, n_stats):
             f"scalar, got a {out.ndim}-d result."
         )
     out = pt.cast(out, "float64")
-    fn = pytensor.function([stats], out, mode=numba_mode(), on_unused_input="ignore")
+    fn = compile_function([stats], out, on_unused_input="ignore")
     if len(fn.input_storage) != 1:
         raise NotImplementedError(
             f"{type(family).__name__}.log_marginal depends on shared variables; the compiled "

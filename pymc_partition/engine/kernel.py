@@ -98,14 +98,15 @@ class PartitionKernel:
         self._log_g = np.array(spec.log_g, dtype=np.float64, order="C")
         self._log_h = np.array(spec.log_h, dtype=np.float64, order="C")
         self._log_marginal = None
+        # the graph, run without compiling it: singletons, the evaluability check, the form check
+        reference = reference_log_marginal(self.family, self.item_stats.shape[1])
+        self._item_lm = np.ascontiguousarray(reference(self.item_stats), dtype=np.float64)
+        self._check_evaluable(reference)
         self.predictive_form = self._choose_form()
         self._state, self._work = kernels.allocate(
             self.n_items, self.item_stats.shape[1], self.predictive_form.cache_width
         )
-        self._item_lm = np.zeros(self.n_items)
         self._link()
-        with quiet_compile():
-            self._item_lm[:] = kernels.item_log_marginals(self._model, self._state)
         # compile (or load) the kernel now, on a throw-away state: compile time is not step time
         idle = mix._replace(n_gibbs=0, n_split_merge=0)
         labels = np.zeros(self.n_items, np.int64)
@@ -119,6 +120,15 @@ class PartitionKernel:
         if self._log_marginal is None:
             self._log_marginal = compile_log_marginal(self.family, self.item_stats.shape[1])
         return self._log_marginal
+
+    def _check_evaluable(self, reference):
+        """Refuse hyperparameters the family cannot be evaluated at on these data (each item
+        alone, all items together), naming the culprit, before any step could score NaN."""
+        from ..families.evaluability import check_log_marginals
+
+        check_log_marginals(self.family, self.item_stats, self._item_lm, lambda i: f"item {i} alone")
+        total = self.item_stats.sum(axis=0, keepdims=True)
+        check_log_marginals(self.family, total, [reference(total[0])], lambda i: "all items together")
 
     def _choose_form(self):
         """The family's specialised predictive form if it has one that agrees with its graph on

@@ -15,7 +15,7 @@ import numpy as np
 import pytensor.tensor as pt
 
 from .._pytensor_modes import python_function
-from .._symbolic import RandomParams, is_symbolic
+from .._symbolic import POSITIVE, RandomParams, check_support, is_symbolic
 
 __all__ = [
     "ConjugateFamily",
@@ -23,6 +23,7 @@ __all__ = [
     "check_positive",
     "check_probability",
     "check_finite",
+    "check_stats_finite",
     "scalar_or_vector_param",
     "check_param_length",
     "check_same_length",
@@ -31,9 +32,12 @@ __all__ = [
 ]
 
 
-def _symbolic_param(name, value):
+def _symbolic_param(name, value, support=None):
     """A PyMC variable given as a hyperparameter: scalar or vector, float64; its domain is
-    checked when the model is evaluated (the logp is -inf outside it)."""
+    checked when the model is evaluated (the logp is -inf outside it), and a random variable
+    whose distribution reaches values outside it (``support=(outside, domain)``) now."""
+    if support is not None:
+        check_support(name, value, *support)
     if value.ndim > 2:
         raise ValueError(f"`{name}` must be a scalar, a vector or a matrix, got a {value.ndim}-d variable.")
     if value.dtype.startswith(("complex", "bool")):
@@ -44,7 +48,7 @@ def _symbolic_param(name, value):
 def check_positive(name, value):
     """Validate a finite, strictly positive hyperparameter (scalar or array, or a PyMC variable)."""
     if is_symbolic(value):
-        return _symbolic_param(name, value)
+        return _symbolic_param(name, value, POSITIVE)
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -57,7 +61,7 @@ def check_positive(name, value):
 def check_probability(name, value):
     """Validate a probability strictly inside (0, 1) (or a PyMC variable)."""
     if is_symbolic(value):
-        return _symbolic_param(name, value)
+        return _symbolic_param(name, value, ((-1e-3, 1.001), "in (0, 1)"))
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
@@ -155,6 +159,19 @@ def check_data(values, item_index=None, n_items=None):
     return values, item_index, n_items
 
 
+def check_stats_finite(family, stats, values):
+    """Refuse statistics that overflowed on finite data (squares, products of large values)."""
+    if np.all(np.isfinite(stats)):
+        return
+    scaled = f" or scales them by its hyperparameters ({family!r})" if family._stats_params else ""
+    raise ValueError(
+        f"The {type(family).__name__} statistics of the data are not finite although the data "
+        f"are (largest |value| {np.abs(values).max():.3g}): the family sums squares or products "
+        f"of the values, which overflow beyond about 1e154{scaled}. Rescale the data (e.g. "
+        "standardize each variable) and the hyperparameters with them."
+    )
+
+
 def scalar_or_vector_param(name, value, check, what="variable"):
     """Validate (with ``check``) a hyperparameter given as a scalar or one value per ``what``."""
     value = check(name, value)
@@ -222,6 +239,20 @@ class ConjugateFamily(RandomParams):
     _stats_params: tuple = ()
     #: the constructor derives attributes from the hyperparameters (a copy must go through it)
     _derived_from_params = False
+    #: largest magnitude of a location hyperparameter whose square the log marginal needs
+    #: (beyond, it overflows: refused for numbers, ``-inf`` logp for variables)
+    _magnitude_limits: dict = {}
+
+    def _check_magnitudes(self):
+        """Refuse numbers beyond :attr:`_magnitude_limits` (called by the constructors)."""
+        for name, limit in self._magnitude_limits.items():
+            value = getattr(self, name)
+            if not is_symbolic(value) and np.any(np.abs(np.asarray(value, dtype=float)) > limit):
+                raise ValueError(
+                    f"`{name}` must lie within +-{limit:g} for {type(self).__name__}: its squared "
+                    f"distance from the data enters the marginal likelihood and overflows beyond "
+                    f"that (got {value!r}). Rescale the data and the hyperparameters together."
+                )
 
     # ------------------------------------------------------------------ random hyperparameters
     def replace_params(self, values):
@@ -249,6 +280,9 @@ class ConjugateFamily(RandomParams):
                 out.append((pt.all(v > 0), f"{k} > 0"))
             elif domain == "probability":
                 out.append((pt.all(pt.and_(v > 0, v < 1)), f"0 < {k} < 1"))
+            if k in self._magnitude_limits:
+                limit = self._magnitude_limits[k]
+                out.append((pt.all(pt.le(pt.abs(v), limit)), f"|{k}| <= {limit:g}"))
         return out
 
     def item_stats_graph(self, values, item_index, n_items):
@@ -318,7 +352,10 @@ class ConjugateFamily(RandomParams):
         """
         values, item_index, n_items = check_data(values, item_index, n_items)
         self._check_values(values)
-        return np.ascontiguousarray(self._item_stats(values, item_index, n_items), dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            stats = np.ascontiguousarray(self._item_stats(values, item_index, n_items), dtype=float)
+        check_stats_finite(self, stats, values)
+        return stats
 
     def _check_values(self, values):
         """Family-specific checks of the observed values (support)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
+from .._special import log_rising_tensor
 from .base import (
     ConjugateFamily,
     check_param_length,
@@ -26,10 +27,6 @@ from .base import (
 from .numba_draws import draw_beta_bernoulli
 
 __all__ = ["BetaBernoulli"]
-
-
-def _pt_betaln(a, b):
-    return pt.gammaln(a) + pt.gammaln(b) - pt.gammaln(a + b)
 
 
 class BetaBernoulli(ConjugateFamily):
@@ -99,5 +96,6 @@ class BetaBernoulli(ConjugateFamily):
         a, b = self._param("a"), self._param("b")
         n = stats[..., 0][..., None]
         s = stats[..., 1:]
-        per_var = _pt_betaln(a + s, b + n - s) - _pt_betaln(a, b)
+        # log B(a + s, b + n - s) - log B(a, b) as log rising factorials: exact for any a, b
+        per_var = log_rising_tensor(a, s) + log_rising_tensor(b, n - s) - log_rising_tensor(a + b, n)
         return pt.sum(per_var, axis=-1)

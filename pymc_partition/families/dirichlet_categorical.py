@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
+from .._special import log_rising_tensor
 from .base import (
     ConjugateFamily,
     check_positive,
@@ -157,10 +158,6 @@ class DirichletCategorical(ConjugateFamily):
         alpha = pt.broadcast_to(self._param("alpha"), (k,))
         a_sum = pt.sum(alpha)
         n = pt.sum(counts, axis=-1)
-        per_var = (
-            pt.gammaln(a_sum)
-            - pt.gammaln(a_sum + n)
-            + pt.sum(pt.gammaln(alpha + counts), axis=-1)
-            - pt.sum(pt.gammaln(alpha))
-        )
+        # log rising factorials: exact for any alpha (a difference of log-gammas is not)
+        per_var = pt.sum(log_rising_tensor(alpha, counts), axis=-1) - log_rising_tensor(a_sum, n)
         return pt.sum(per_var, axis=-1)

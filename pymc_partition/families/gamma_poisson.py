@@ -16,6 +16,7 @@ import numpy as np
 import pytensor.tensor as pt
 from scipy.special import gammaln
 
+from .._special import log_rising_tensor
 from .base import (
     ConjugateFamily,
     check_param_length,
@@ -111,11 +112,7 @@ class GammaPoisson(ConjugateFamily):
         n = stats[..., 0][..., None]
         s = stats[..., 1 : 1 + n_vars]
         logfact = stats[..., 1 + n_vars : 1 + 2 * n_vars]
-        per_var = (
-            a * pt.log(b)
-            - pt.gammaln(a)
-            + pt.gammaln(a + s)
-            - (a + s) * pt.log(b + n)
-            - logfact
-        )
+        # a log b - (a + s) log(b + n) + log Gamma(a + s) - log Gamma(a), in a form without
+        # the cancellations of large a and b (log1p, a log rising factorial)
+        per_var = log_rising_tensor(a, s) - a * pt.log1p(n / b) - s * pt.log(b + n) - logfact
         return pt.sum(per_var, axis=-1)

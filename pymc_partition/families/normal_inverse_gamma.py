@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
+from .._special import log_rising_tensor
 from .base import (
     ConjugateFamily,
     check_finite,
@@ -67,6 +68,7 @@ class NormalInverseGamma(ConjugateFamily):
 
     _param_names = ("mu0", "kappa0", "alpha0", "beta0")
     _param_domains = {"mu0": "finite", "kappa0": "positive", "alpha0": "positive", "beta0": "positive"}
+    _magnitude_limits = {"mu0": 1e150}
 
     def __init__(self, mu0=0.0, kappa0=1.0, alpha0=1.0, beta0=1.0):
         self.mu0 = scalar_or_vector_param("mu0", mu0, check_finite)
@@ -82,6 +84,7 @@ class NormalInverseGamma(ConjugateFamily):
         if len(set(lengths.values())) > 1:
             raise ValueError(f"Hyperparameter vectors have different lengths: {lengths}.")
         self._n_vars = next(iter(lengths.values()), None)
+        self._check_magnitudes()
 
     def _check_values(self, values):
         for name in self._param_names:
@@ -121,17 +124,27 @@ class NormalInverseGamma(ConjugateFamily):
         s1 = stats[..., 1 : 1 + n_vars]
         s2 = stats[..., 1 + n_vars : 1 + 2 * n_vars]
         mu0, kappa0, alpha0, beta0 = (self._param(k) for k in self._param_names)
-        d = s1 - n * mu0
-        q = s2 - 2 * mu0 * s1 + n * mu0**2
-        kappa_n = kappa0 + n
-        alpha_n = alpha0 + n / 2
-        beta_n = beta0 + 0.5 * (q - d**2 / kappa_n)
+        # beta_n - beta0 = (sum of squares about the mean + n kappa0 / kappa_n (mean - mu0)^2) / 2,
+        # without the cancellation of the raw moments at extreme kappa0 or mu0; an empty row
+        # (never used: masked) is read as one row of zeros, so gradients stay finite
+        n_rows = pt.switch(pt.gt(n, 0), n, 1.0)
+        mean = s1 / n_rows
+        spread = pt.maximum(s2 - s1 * mean, 0.0)
+        r = 0.5 * (spread + n * kappa0 / (kappa0 + n) * (mean - mu0) ** 2)
+        # log(beta_n / beta0): log1p where r is small against beta0, a difference of logs where
+        # r / beta0 could overflow (each branch sees only its own range)
+        log_ratio = pt.switch(
+            pt.lt(r, beta0),
+            pt.log1p(pt.minimum(r, beta0) / beta0),
+            pt.log(beta0 + pt.maximum(r, beta0)) - pt.log(beta0),
+        )
+        # alpha0 log beta0 - alpha_n log beta_n + log Gamma(alpha_n) - log Gamma(alpha0), exact
+        # for any alpha0 and beta0
         per_var = (
             -0.5 * n * _LOG_2PI
-            + 0.5 * (pt.log(kappa0) - pt.log(kappa_n))
-            + alpha0 * pt.log(beta0)
-            - alpha_n * pt.log(beta_n)
-            + pt.gammaln(alpha_n)
-            - pt.gammaln(alpha0)
+            - 0.5 * pt.log1p(n / kappa0)
+            - alpha0 * log_ratio
+            - 0.5 * n * (pt.log(beta0) + log_ratio)
+            + log_rising_tensor(alpha0, 0.5 * n)
         )
         return pt.sum(per_var, axis=-1)

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
-from .._symbolic import is_symbolic
+from .._special import log_rising_tensor
+from .._symbolic import check_support, is_symbolic
 from .base import ConjugateFamily, check_finite, check_positive, group_sums_graph
 from .numba_draws import draw_normal_inverse_wishart
 
@@ -22,10 +23,11 @@ __all__ = ["NormalInverseWishart"]
 _LOG_PI = float(np.log(np.pi))
 
 
-def _log_multigamma(x, dim):
-    """``log Gamma_dim(x)`` for a pytensor tensor ``x`` (elementwise)."""
+def _log_multigamma_ratio(x, n, dim):
+    """``log Gamma_dim(x + n) - log Gamma_dim(x)`` for pytensor tensors (elementwise), exact for
+    any ``x`` (a sum of log rising factorials, not a difference of log-gammas)."""
     offsets = (1.0 - np.arange(1, dim + 1)) / 2.0
-    return dim * (dim - 1) / 4.0 * _LOG_PI + pt.sum(pt.gammaln(x[..., None] + offsets), axis=-1)
+    return pt.sum(log_rising_tensor(x[..., None] + offsets, n[..., None]), axis=-1)
 
 
 def _logdet_pd(m):
@@ -70,6 +72,7 @@ class NormalInverseWishart(ConjugateFamily):
     _param_names = ("mu0", "kappa0", "nu0", "psi0")
     _param_domains = {"mu0": "finite", "kappa0": "positive", "nu0": "finite", "psi0": "finite"}
     _derived_from_params = True  # n_vars, psi0 as a matrix, log |psi0|
+    _magnitude_limits = {"mu0": 1e150}
 
     def __init__(self, mu0, kappa0, nu0, psi0):
         if any(is_symbolic(x) for x in (mu0, kappa0, nu0, psi0)):
@@ -117,6 +120,7 @@ class NormalInverseWishart(ConjugateFamily):
         self.nu0 = nu0
         self.psi0 = psi0_arr
         self._logdet_psi0 = float(2.0 * np.sum(np.log(np.diag(chol))))
+        self._check_magnitudes()
 
     def _init_random(self, mu0, kappa0, nu0, psi0):
         """Some hyperparameters are PyMC variables: shapes are checked now, values in the graph."""
@@ -132,6 +136,9 @@ class NormalInverseWishart(ConjugateFamily):
             if (value.ndim if is_symbolic(value) else np.ndim(value)) != 0:
                 raise ValueError(f"`{name}` must be a scalar.")
         self.kappa0 = check_positive("kappa0", kappa0)
+        if is_symbolic(nu0):
+            outside = (self.n_vars - 1.001, self.n_vars - 2.0)
+            check_support("nu0", nu0, outside, f"greater than V - 1 = {self.n_vars - 1}")
         self.nu0 = check_finite("nu0", nu0)
         if not is_symbolic(self.nu0) and self.nu0 <= self.n_vars - 1:
             raise ValueError(f"`nu0` must exceed V - 1 = {self.n_vars - 1}, got {nu0!r}.")
@@ -144,6 +151,7 @@ class NormalInverseWishart(ConjugateFamily):
         else:
             fixed = NormalInverseWishart(np.zeros(self.n_vars), 1.0, self.n_vars + 1.0, psi0)
             self.psi0, self._logdet_psi0 = fixed.psi0, fixed._logdet_psi0
+        self._check_magnitudes()
 
     def conditions(self):
         out = super().conditions()
@@ -204,21 +212,20 @@ class NormalInverseWishart(ConjugateFamily):
         mu0 = pt.as_tensor_variable(self._param("mu0"))
         kappa0, nu0 = self._param("kappa0"), self._param("nu0")
         logdet_psi0 = _logdet_pd(self.psi0) if self._logdet_psi0 is None else self._logdet_psi0
-        d = s1 - n[..., None] * mu0
-        q = (
-            s2
-            - mu0[:, None] * s1[..., None, :]
-            - s1[..., :, None] * mu0[None, :]
-            + n[..., None, None] * pt.outer(mu0, mu0)
-        )
-        kappa_n = kappa0 + n
+        # psi_n = psi0 + scatter about the mean + n kappa0 / kappa_n (mean - mu0)(mean - mu0)^T,
+        # without the cancellation of raw moments at extreme kappa0 or mu0; an empty row (never
+        # used: masked) is read as one row of zeros
+        n_rows = pt.switch(pt.gt(n, 0), n, 1.0)
+        mean = s1 / n_rows[..., None]
+        scatter = s2 - s1[..., :, None] * mean[..., None, :]
+        delta = mean - mu0
+        shrink = n * kappa0 / (kappa0 + n)
+        psi_n = self.psi0 + scatter + shrink[..., None, None] * delta[..., :, None] * delta[..., None, :]
         nu_n = nu0 + n
-        psi_n = self.psi0 + q - d[..., :, None] * d[..., None, :] / kappa_n[..., None, None]
         return (
             -0.5 * n * v * _LOG_PI
-            + _log_multigamma(nu_n / 2.0, v)
-            - _log_multigamma(pt.as_tensor_variable(nu0 / 2.0), v)
+            + _log_multigamma_ratio(pt.as_tensor_variable(nu0 / 2.0), n / 2.0, v)
             + 0.5 * nu0 * logdet_psi0
             - 0.5 * nu_n * _logdet_pd(psi_n)
-            + 0.5 * v * (pt.log(kappa0) - pt.log(kappa_n))
+            - 0.5 * v * pt.log1p(n / kappa0)
         )

@@ -59,9 +59,23 @@ def item_terms(r, m, s, mu, sigma2, sigma2_eta, xp=np):
 
 
 def cluster_log_marginal(const, A, B, sigma2_theta, p, xp=np):
-    """Cluster log marginal from summed ``const (...)``, ``A (...)``, ``B (..., V)``."""
-    one_plus = 1 + sigma2_theta * A
-    slab = -0.5 * xp.log(one_plus)[..., None] + 0.5 * sigma2_theta * B**2 / one_plus[..., None]
+    """Cluster log marginal from summed ``const (...)``, ``A (...)``, ``B (..., V)``.
+
+    Written so that tiny variances (huge ``A`` and ``B``) or a huge slab variance overflow
+    nothing the answer does not: ``sigma2_theta B^2 / (1 + sigma2_theta A)`` as
+    ``(B sqrt(t))^2`` with ``t = 1 / (1/sigma2_theta + A)``, and ``log(1 + sigma2_theta A)`` by
+    ``log1p`` where the product is small, else as ``log sigma2_theta + log(A + 1/sigma2_theta)``.
+    """
+    where = xp.where if xp is np else xp.switch
+    prod = sigma2_theta * A
+    small = prod < 1.0
+    log_one_plus = where(
+        small,
+        xp.log1p(where(small, prod, 0.0)),
+        xp.log(sigma2_theta) + xp.log(A + 1.0 / sigma2_theta),
+    )
+    root_t = xp.sqrt(1.0 / (1.0 / sigma2_theta + A))
+    slab = -0.5 * log_one_plus[..., None] + 0.5 * (B * root_t[..., None]) ** 2
     mix = xp.logaddexp(xp.log1p(-p), xp.log(p) + slab)
     return const + xp.sum(mix, axis=-1)
 
@@ -102,6 +116,7 @@ class SpikeSlabNormal(ConjugateFamily):
         "sigma2_theta": "positive", "p": "probability",
     }  # fmt: skip
     _stats_params = ("mu", "sigma2", "sigma2_eta")
+    _magnitude_limits = {"mu": 1e150}
 
     def __init__(self, mu, sigma2, sigma2_eta, sigma2_theta, p):
         self.mu = check_finite("mu", mu)
@@ -109,6 +124,7 @@ class SpikeSlabNormal(ConjugateFamily):
         self.sigma2_eta = check_positive("sigma2_eta", sigma2_eta)
         self.sigma2_theta = check_positive("sigma2_theta", sigma2_theta)
         self.p = check_probability("p", p)
+        self._check_magnitudes()
 
     def _item_stats(self, values, item_index, n_items):
         r, m, s = replicate_summaries(values, item_index, n_items)

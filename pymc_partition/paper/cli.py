@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import datasets
 from . import constants
-from .job import INT_BOUNDS, bound_text, check_int
+from .job import INT_BOUNDS, bound_text, check_int, check_output_folder
 
 __all__ = ["main", "parser"]
 
@@ -70,6 +70,8 @@ def parser():
                    help=f"random seed, >= 0 (default {constants.SEED})")  # fmt: skip
     p.add_argument("--dpi", type=_int_option("dpi"), default=90,
                    help="resolution of the PNG figures, {}-{} (default 90)".format(*INT_BOUNDS["dpi"]))  # fmt: skip
+    p.add_argument("--force", action="store_true",
+                   help="replace the files of an earlier run in --out (without it such a folder is refused)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     return p
 
@@ -94,6 +96,10 @@ def main(argv=None):
     if out.exists() and not out.is_dir():
         p.error(f"--out {str(out)!r} exists and is not a folder.")
     try:
+        check_output_folder(out, args.force)
+    except ValueError as err:
+        p.error(str(err))
+    try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         p.error(f"cannot create the output folder {str(out)!r}: {err}")
@@ -101,7 +107,8 @@ def main(argv=None):
 
     try:
         run(data_path, out, draws=args.draws, chains=args.chains, cores=args.cores,
-            random_seed=args.seed, progressbar=not args.no_progress, dpi=args.dpi)  # fmt: skip
+            random_seed=args.seed, progressbar=not args.no_progress, dpi=args.dpi,
+            overwrite=args.force)  # fmt: skip
     except (FileNotFoundError, ValueError) as err:
         print(f"pymc-partition-demo: error: {err}", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import constants
 
-__all__ = ["run", "check_run_args", "INT_BOUNDS"]
+__all__ = ["run", "check_run_args", "check_output_folder", "INT_BOUNDS", "OUTPUT_FILES"]
 
 #: Bounds of run()'s integer arguments (and the command line's): name -> (minimum, maximum or None)
 INT_BOUNDS = {
@@ -29,6 +29,13 @@ INT_BOUNDS = {
     "random_seed": (0, None),  # numpy seeds are non-negative
     "dpi": (10, 1000),
 }
+
+#: Every file the job writes into its output folder (``paper_comparison.csv``: real data only)
+OUTPUT_FILES = (
+    "prior_readings.csv", "idata_gibbs.nc", "idata_split_merge.nc", "convergence_gibbs.csv",
+    "convergence_split_merge.csv", "comparison.csv", "paper_comparison.csv",
+    "figure1_exact_posterior.png", "figure1_coclustering_matrix.png", "figure2_convergence.png",
+)  # fmt: skip
 
 _PD_OPTIONS = ("display.width", 200, "display.max_columns", 30, "display.float_format", "{:.4g}".format)
 
@@ -50,6 +57,24 @@ def check_int(name, value):
 def bound_text(name):
     low, high = INT_BOUNDS[name]
     return f"at least {low}" if high is None else f"between {low} and {high}"
+
+
+def check_output_folder(out, overwrite):
+    """The job's files already in ``out``; a ValueError naming them unless ``overwrite``.
+
+    A folder given twice must not lose a previous run's results (draws that took minutes, figures
+    a user edited) without being asked: the check runs before any work.
+    """
+    out = Path(out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"the output folder {str(out)!r} exists and is not a folder.")
+    present = [name for name in OUTPUT_FILES if (out / name).exists()]
+    if present and not overwrite:
+        raise ValueError(
+            f"the output folder {str(out)!r} already holds {', '.join(present)} from an earlier "
+            "run: choose another folder, or pass --force (overwrite=True to run()) to replace them."
+        )
+    return present
 
 
 def check_run_args(draws, chains, cores, random_seed, dpi, k):
@@ -82,7 +107,8 @@ def _quiet_pymc():
 
 
 def run(data_path=None, out="output", draws=constants.DRAWS, chains=constants.CHAINS, cores=1,
-        k=constants.K_VALUES, random_seed=constants.SEED, progressbar=True, dpi=90):  # fmt: skip
+        k=constants.K_VALUES, random_seed=constants.SEED, progressbar=True, dpi=90,
+        overwrite=False):  # fmt: skip
     """Run the main job end to end and return a dict of results.
 
     Parameters
@@ -103,6 +129,9 @@ def run(data_path=None, out="output", draws=constants.DRAWS, chains=constants.CH
         Show progress bars.
     dpi : int
         Resolution of the PNG figures.
+    overwrite : bool
+        Replace the files of an earlier run in ``out`` (:data:`OUTPUT_FILES`); without it such a
+        folder is refused before any work, with a ValueError naming the files.
 
     Returns
     -------
@@ -115,13 +144,17 @@ def run(data_path=None, out="output", draws=constants.DRAWS, chains=constants.CH
     from ..datasets import load_arabidopsis
 
     draws, chains, cores, random_seed, dpi, k = check_run_args(draws, chains, cores, random_seed, dpi, k)
+    present = check_output_folder(out, overwrite)
     # before any heavy import: a bad file fails at once
     data = load_arabidopsis(data_path) if data_path is not None else None
-    with _quiet_pymc():
-        return _run(data, data_path, Path(out), draws, chains, cores, k, random_seed, progressbar, dpi)
+    from .._pytensor_sources import generated_source_dir
+
+    with _quiet_pymc(), generated_source_dir():  # PyMC's compilations too: none in the system temp dir
+        return _run(data, data_path, Path(out).expanduser(), draws, chains, cores, k, random_seed,
+                    progressbar, dpi, present)  # fmt: skip
 
 
-def _run(data, data_path, out, draws, chains, cores, k, random_seed, progressbar, dpi):
+def _run(data, data_path, out, draws, chains, cores, k, random_seed, progressbar, dpi, present=()):
     import pandas as pd
     from matplotlib.figure import Figure
 
@@ -134,6 +167,9 @@ def _run(data, data_path, out, draws, chains, cores, k, random_seed, progressbar
     out.mkdir(parents=True, exist_ok=True)
     files = []
     real = data is not None
+    if not real and "paper_comparison.csv" in present:
+        # replaced by nothing on simulated data: a stale comparison must not sit beside new results
+        (out / "paper_comparison.csv").unlink()
 
     def write(table, name):
         path = out / name

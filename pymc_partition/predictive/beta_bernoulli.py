@@ -7,7 +7,8 @@ For a cluster of ``n`` rows with ``S_v`` ones in variable ``v``, an item with on
 
 so with those logarithms cached per cluster a candidate costs two multiply-adds per variable and no
 transcendental function; moving an item refreshes the ``V`` cached logarithms it touched and the
-normaliser. Items with several rows take the direct formula (log-gamma functions).
+normaliser. Items with several rows take the direct formula (log rising factorials,
+:mod:`pymc_partition._special`).
 
 Cache of a cluster: ``[-sum_v log(a_v + b_v + n), log(a_v + S_v) (V), log(b_v + n - S_v) (V)]``.
 """
@@ -19,6 +20,7 @@ import math
 import numba
 import numpy as np
 
+from .._special import log_rising_scalar as _lr
 from ._shared import add_then_pred, pred_slots
 from ._types import unpack
 from .form import PredictiveForm
@@ -62,11 +64,7 @@ def _pred_one(params, stats, cache, c, aux, i):
     for v in range(V):
         a, b = params[1 + v], params[1 + V + v]
         S, s = stats[c, 1 + v], aux[i, 1 + v]
-        tot += (
-            math.lgamma(a + S + s) - math.lgamma(a + S)
-            + math.lgamma(b + n - S + r - s) - math.lgamma(b + n - S)
-            - math.lgamma(a + b + n + r) + math.lgamma(a + b + n)
-        )  # fmt: skip
+        tot += _lr(a + S, s) + _lr(b + n - S, r - s) - _lr(a + b + n, r)
     return tot
 
 
@@ -106,10 +104,7 @@ def _init(ctx, c):
     lm = 0.0
     for v in range(V):
         a, b, S = params[1 + v], params[1 + V + v], stats[c, 1 + v]
-        lm += (
-            math.lgamma(a + S) - math.lgamma(a) + math.lgamma(b + n - S) - math.lgamma(b)
-            - math.lgamma(a + b + n) + math.lgamma(a + b)
-        )  # fmt: skip
+        lm += _lr(a, S) + _lr(b, n - S) - _lr(a + b, n)  # exact for any a, b
     return lm
 
 

@@ -19,6 +19,7 @@ import math
 import numba
 import numpy as np
 
+from .._special import log_rising_scalar as _lr
 from ._shared import add_then_pred, pred_slots
 from ._types import unpack
 from .form import PredictiveForm
@@ -48,12 +49,12 @@ def _init(ctx, c):
     n = 0.0
     for k in range(K):
         n += stats[c, k]
-    lm = V * (math.lgamma(A) - math.lgamma(A + n))
+    lm = -V * _lr(A, n)  # log rising factorials: exact for any alpha
     for v in range(V):
         for k in range(K):
             alpha, count = params[_HEAD + k], stats[c, v * K + k]
             cache[c, 1 + v * K + k] = math.log(alpha + count)
-            lm += math.lgamma(alpha + count) - math.lgamma(alpha)
+            lm += _lr(alpha, count)
     return lm
 
 

@@ -1,16 +1,18 @@
 """Predictive form of :class:`~pymc_partition.GammaPoisson`.
 
 For a cluster of ``n`` rows with sums ``S_v``, an item with ``r`` rows, sums ``s_v`` and
-``L = sum log y!`` gives
+``L = sum log y!`` gives, with ``a'_v = a_v + S_v``,
 
-    lm(S + x) - lm(S) = sum_v [lgamma(a_v + S_v + s_v) - (a_v + S_v + s_v) log(b_v + n + r)
-                               - lgamma(a_v + S_v) + (a_v + S_v) log(b_v + n)] - L.
+    lm(S + x) - lm(S) = sum_v [log Gamma(a'_v + s_v) - log Gamma(a'_v)
+                               - a'_v log1p(r / (b_v + n)) - s_v log(b_v + n + r)] - L,
 
-A cluster caches the last two terms and ``log(b_v + n + r)`` for the most common item row count
-``r``: a candidate costs one log-gamma per variable (items with another row count compute the
-logarithm too).
+the form without the cancellations of ``a log b - (a + S) log(b + n)`` and of the log-gamma
+difference at large ``a`` and ``b`` (:mod:`pymc_partition._special`). A cluster caches
+``log Gamma(a'_v)`` and, for the most common item row count ``r``, ``log1p(r / (b_v + n))`` and
+``log(b_v + n + r)``: a candidate costs one log-gamma per variable (below ``a'_v = 30``, Stirling's
+series above; items with another row count compute the two logarithms too).
 
-Cache of a cluster: ``[(a_v + S_v) log(b_v + n) - lgamma(a_v + S_v), log(b_v + n + r)] per v``.
+Cache of a cluster: ``[log Gamma(a'_v), log1p(r / (b_v + n)), log(b_v + n + r)] per v``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import math
 import numba
 import numpy as np
 
+from .._special import STIRLING_FROM
+from .._special import log_rising_scalar as _lr
 from ._shared import add_then_pred, pred_slots
 from ._types import unpack
 from .form import PredictiveForm
@@ -34,14 +38,16 @@ _HEAD = 2  # params: [V, r, a (V), b (V)]
 def _init(ctx, c):
     params, stats, cache, aux = unpack(ctx)
     V = int(params[0])
+    r = params[1]
     n = stats[c, 0]
     lm = 0.0
     for v in range(V):
-        a, b = params[_HEAD + v], params[_HEAD + V + v]
-        aS = a + stats[c, 1 + v]
-        cache[c, 2 * v] = aS * math.log(b + n) - math.lgamma(aS)
-        cache[c, 2 * v + 1] = math.log(b + n + params[1])
-        lm += a * math.log(b) - math.lgamma(a) - cache[c, 2 * v] - stats[c, 1 + V + v]
+        a, b, S = params[_HEAD + v], params[_HEAD + V + v], stats[c, 1 + v]
+        aS = a + S
+        cache[c, 3 * v] = math.lgamma(aS) if aS < STIRLING_FROM else 0.0
+        cache[c, 3 * v + 1] = math.log1p(r / (b + n))
+        cache[c, 3 * v + 2] = math.log(b + n + r)
+        lm += _lr(a, S) - a * math.log1p(n / b) - S * math.log(b + n) - stats[c, 1 + V + v]
     return lm
 
 
@@ -53,12 +59,20 @@ def _pred_one(params, stats, cache, c, aux, i):
     n = stats[c, 0]
     tot = -aux[i, 1 + V]
     for v in range(V):
-        aS1 = params[_HEAD + v] + stats[c, 1 + v] + aux[i, 1 + v]
-        if same:
-            log_b1 = cache[c, 2 * v + 1]
+        aS = params[_HEAD + v] + stats[c, 1 + v]
+        s = aux[i, 1 + v]
+        if s == 0.0:
+            rising = 0.0
+        elif aS < STIRLING_FROM:
+            rising = math.lgamma(aS + s) - cache[c, 3 * v]
         else:
-            log_b1 = math.log(params[_HEAD + V + v] + n + r)
-        tot += math.lgamma(aS1) - aS1 * log_b1 + cache[c, 2 * v]
+            rising = _lr(aS, s)
+        if same:
+            log1p_r, log_b1 = cache[c, 3 * v + 1], cache[c, 3 * v + 2]
+        else:
+            b_n = params[_HEAD + V + v] + n
+            log1p_r, log_b1 = math.log1p(r / b_n), math.log(b_n + r)
+        tot += rising - aS * log1p_r - s * log_b1
     return tot
 
 
@@ -88,4 +102,4 @@ def gamma_poisson_form(family, item_stats):
     r = float(values[np.argmax(counts)])
     params = np.concatenate([[V, r], a, b])
     aux = np.column_stack([rows, X[:, 1 : 1 + V], X[:, 1 + V : 1 + 2 * V].sum(axis=1)])
-    return PredictiveForm("GammaPoisson", params, aux, 2 * V, _pred, _remove, _add, _init)
+    return PredictiveForm("GammaPoisson", params, aux, 3 * V, _pred, _remove, _add, _init)

@@ -2,7 +2,8 @@
 
 Per variable, a cluster of ``n`` rows has ``kappa = kappa0 + n``, ``alpha = alpha0 + n/2``, mean
 offset ``m = D / kappa`` (``D = sum (y - mu0)``) and ``beta = beta0 + (Q - D^2/kappa)/2``
-(``Q = sum (y - mu0)^2``). An item with ``r`` rows, mean offset ``ybar = d / r`` and within-item
+(``Q = sum (y - mu0)^2``), computed as ``beta0 + (scatter about the cluster mean + n kappa0/kappa
+(mean - mu0)^2)/2``, without the cancellation of raw moments at extreme ``kappa0`` or ``mu0``. An item with ``r`` rows, mean offset ``ybar = d / r`` and within-item
 scatter ``W = q - d^2/r`` moves ``beta`` to
 ``beta' = beta + W/2 + kappa r / (2 kappa') (ybar - m)^2`` with ``kappa' = kappa + r``, so
 
@@ -11,12 +12,13 @@ scatter ``W = q - d^2/r`` moves ``beta`` to
 
 where ``alpha' = alpha + r/2`` and ``T[n] = sum_v [-r/2 log(2 pi) + (log kappa - log kappa')/2 +
 lgamma(alpha') - lgamma(alpha)]`` depends on ``n`` only and is tabulated for the most common item
-row count ``r``. A candidate costs one ``log1p`` per variable; items with another row count take
+row count ``r`` (log rising factorials, :mod:`pymc_partition._special`: exact for any ``alpha0``). A candidate costs one ``log1p`` per variable; items with another row count take
 the direct formula.
 
 Cache of a cluster: ``[T[n] - sum_v (r/2) log beta_v, (m_v, kappa r/(2 kappa' beta_v),
 1/(2 beta_v), alpha'_v) for each v]``. Per-item terms: ``[r, (ybar_v, W_v) for each v]``. The log
-marginal itself is ``L[n] - sum_v alpha_v log beta_v`` with ``L`` tabulated too.
+marginal itself is ``L[n] - sum_v [alpha0_v log(beta_v / beta0_v) + n/2 log beta_v]`` with ``L``
+tabulated too (``log(beta / beta0)`` by ``log1p`` where ``beta`` is close to ``beta0``).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ import math
 
 import numba
 import numpy as np
-from scipy.special import gammaln
-
+from .._special import log_rising
+from .._special import log_rising_scalar as _lr
+from ..priors._ops import NUMPY
 from ._shared import add_then_pred, pred_slots
 from ._types import unpack
 from .form import PredictiveForm
@@ -41,16 +44,25 @@ _HEAD = 3
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def _cluster(params, stats, c, v):
-    """``(kappa, alpha, m, beta)`` of variable ``v`` of slot ``c``."""
+    """``(kappa, alpha, m, beta - beta0)`` of variable ``v`` of slot ``c``."""
     V = int(params[0])
     n = stats[c, 0]
-    mu0 = params[_HEAD + v]
+    mu0, kappa0 = params[_HEAD + v], params[_HEAD + V + v]
     s1 = stats[c, 1 + v]
-    D = s1 - n * mu0
-    Q = stats[c, 1 + V + v] - 2.0 * mu0 * s1 + n * mu0 * mu0
-    kap = params[_HEAD + V + v] + n
-    beta = params[_HEAD + 3 * V + v] + 0.5 * (Q - D * D / kap)
-    return kap, params[_HEAD + 2 * V + v] + 0.5 * n, D / kap, beta
+    rows = n if n > 0.0 else 1.0
+    mean = s1 / rows
+    spread = max(stats[c, 1 + V + v] - s1 * mean, 0.0)
+    kap = kappa0 + n
+    excess = 0.5 * (spread + n * kappa0 / kap * (mean - mu0) ** 2)
+    return kap, params[_HEAD + 2 * V + v] + 0.5 * n, (s1 - n * mu0) / kap, excess
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _log_ratio(beta0, excess):
+    """``log((beta0 + excess) / beta0)``: log1p near 1, a difference of logs where it is large."""
+    if excess < beta0:
+        return math.log1p(excess / beta0)
+    return math.log(beta0 + excess) - math.log(beta0)
 
 
 @numba.njit(**_NJIT)
@@ -62,10 +74,13 @@ def _init(ctx, c):
     K = params[_HEAD + 4 * V + n]
     lm = params[_HEAD + 4 * V + int(params[2]) + n]
     for v in range(V):
-        kap, alpha, m, beta = _cluster(params, stats, c, v)
-        log_beta = math.log(beta)
+        kap, alpha, m, excess = _cluster(params, stats, c, v)
+        beta0 = params[_HEAD + 3 * V + v]
+        log_ratio = _log_ratio(beta0, excess)
+        beta = beta0 + excess
+        log_beta = math.log(beta0) + log_ratio
         K -= 0.5 * r * log_beta
-        lm -= alpha * log_beta
+        lm -= params[_HEAD + 2 * V + v] * log_ratio + 0.5 * stats[c, 0] * log_beta
         o = 1 + 4 * v
         cache[c, o] = m
         cache[c, o + 1] = 0.5 * kap * r / ((kap + r) * beta)
@@ -82,18 +97,18 @@ def _pred_any_rows(params, stats, c, aux, i):
     r = aux[i, 0]
     tot = 0.0
     for v in range(V):
-        kap, alpha, m, beta = _cluster(params, stats, c, v)
-        kap1 = kap + r
-        alpha1 = alpha + 0.5 * r
+        kap, alpha, m, excess = _cluster(params, stats, c, v)
+        beta = params[_HEAD + 3 * V + v] + excess
         e = aux[i, 1 + 2 * v] - m
-        beta1 = beta + 0.5 * aux[i, 2 + 2 * v] + 0.5 * kap * r / kap1 * e * e
+        u = 0.5 * aux[i, 2 + 2 * v] + 0.5 * kap * r / (kap + r) * e * e  # beta' - beta
+        log_ratio = _log_ratio(beta, u)
+        # alpha log beta - alpha' log beta' + log Gamma(alpha') - log Gamma(alpha), exact
         tot += (
             -0.5 * r * _LOG_2PI
-            + 0.5 * (math.log(kap) - math.log(kap1))
-            + alpha * math.log(beta)
-            - alpha1 * math.log(beta1)
-            + math.lgamma(alpha1)
-            - math.lgamma(alpha)
+            - 0.5 * math.log1p(r / kap)
+            - alpha * log_ratio
+            - 0.5 * r * (math.log(beta) + log_ratio)
+            + _lr(alpha, 0.5 * r)
         )
     return tot
 
@@ -139,29 +154,17 @@ def normal_inverse_gamma_form(family, item_stats):
     r = float(values[np.argmax(counts)])
     n = np.arange(int(round(rows.sum())) + 1, dtype=float)[:, None]
     T = np.sum(
-        -0.5 * r * _LOG_2PI
-        + 0.5 * (np.log(k0 + n) - np.log(k0 + n + r))
-        + gammaln(a0 + 0.5 * (n + r))
-        - gammaln(a0 + 0.5 * n),
+        -0.5 * r * _LOG_2PI - 0.5 * np.log1p(r / (k0 + n)) + log_rising(a0 + 0.5 * n, 0.5 * r, NUMPY),
         axis=1,
     )
-    # the log marginal is L[n] - sum_v alpha_v log beta_v
-    L = np.sum(
-        -0.5 * n * _LOG_2PI
-        + 0.5 * (np.log(k0) - np.log(k0 + n))
-        + a0 * np.log(b0)
-        + gammaln(a0 + 0.5 * n)
-        - gammaln(a0),
-        axis=1,
-    )
+    # the log marginal is L[n] - sum_v [alpha0_v log(beta_v / beta0_v) + n/2 log beta_v]
+    L = np.sum(-0.5 * n * _LOG_2PI - 0.5 * np.log1p(n / k0) + log_rising(a0, 0.5 * n, NUMPY), axis=1)
     params = np.concatenate([[V, r, n.shape[0]], mu0, k0, a0, b0, T, L])
     s1, s2 = X[:, 1 : 1 + V], X[:, 1 + V : 1 + 2 * V]
-    d = s1 - rows[:, None] * mu0  # sums of (y - mu0) and (y - mu0)^2 over the item's rows
-    q = s2 - 2.0 * mu0 * s1 + rows[:, None] * mu0**2
     aux = np.empty((X.shape[0], 1 + 2 * V))
     aux[:, 0] = rows
-    aux[:, 1::2] = d / rows[:, None]
-    aux[:, 2::2] = np.maximum(q - d**2 / rows[:, None], 0.0)  # >= 0 up to rounding
+    aux[:, 1::2] = (s1 - rows[:, None] * mu0) / rows[:, None]  # item mean - mu0
+    aux[:, 2::2] = np.maximum(s2 - s1**2 / rows[:, None], 0.0)  # scatter about the item mean
     return PredictiveForm(
         "NormalInverseGamma", params, aux, 1 + 4 * V, _pred, _remove, _add, _init
     )

@@ -28,8 +28,8 @@ import math
 
 import numba
 import numpy as np
-from scipy.special import gammaln
-
+from .._special import log_rising
+from ..priors._ops import NUMPY
 from ._shared import pred_slots
 from ._types import unpack
 from .form import PredictiveForm
@@ -199,21 +199,16 @@ def normal_inverse_wishart_form(family, item_stats):
     k0, nu0 = float(family.kappa0), float(family.nu0)
     n = np.arange(int(X.shape[0]) + 1, dtype=float)
     j = np.arange(1, V + 1)
-    log_gamma_ratio = np.sum(
-        gammaln(0.5 * (nu0 + n + 1)[:, None] + (1 - j) / 2.0)
-        - gammaln(0.5 * (nu0 + n)[:, None] + (1 - j) / 2.0),
-        axis=1,
-    )
-    T = -0.5 * V * math.log(math.pi) + log_gamma_ratio + 0.5 * V * (
-        np.log(k0 + n) - np.log(k0 + n + 1)
-    )
+    # ratios of multivariate gamma functions as log rising factorials: exact for any nu0
+    half = 0.5 * (nu0 + n)[:, None] + (1 - j) / 2.0
+    log_gamma_ratio = np.sum(log_rising(half, 0.5, NUMPY), axis=1)
+    T = -0.5 * V * math.log(math.pi) + log_gamma_ratio - 0.5 * V * np.log1p(1.0 / (k0 + n))
     # the log marginal is M[n] - (nu0 + n)/2 log|Psi_n|
     M = (
         -0.5 * n * V * math.log(math.pi)
-        + np.sum(gammaln(0.5 * (nu0 + n)[:, None] + (1 - j) / 2.0)
-                 - gammaln(0.5 * nu0 + (1 - j) / 2.0), axis=1)
+        + np.sum(log_rising(0.5 * nu0 + (1 - j) / 2.0, 0.5 * n[:, None], NUMPY), axis=1)
         + 0.5 * nu0 * family._logdet_psi0
-        + 0.5 * V * (np.log(k0) - np.log(k0 + n))
+        - 0.5 * V * np.log1p(n / k0)
     )  # fmt: skip
     params = np.concatenate(
         [[V, k0, nu0, REFRESH, n.shape[0]], family.mu0, family.psi0.ravel(), T, M]

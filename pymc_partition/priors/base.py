@@ -20,10 +20,10 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-from .._symbolic import RandomParams
+from .._symbolic import POSITIVE, RandomParams, check_support
 from ._ops import NUMPY, PYTENSOR, is_symbolic
 
-__all__ = ["PartitionPrior", "check_n_items", "check_param", "log_stirling_weighted"]
+__all__ = ["PartitionPrior", "check_n_items", "check_param", "log_stirling_weighted", "POSITIVE"]
 
 
 def log_stirling_weighted(log_h, n_items):
@@ -51,13 +51,17 @@ def check_n_items(n_items):
     return int(n_items)
 
 
-def check_param(name, value, check):
+def check_param(name, value, check, support=None):
     """A number validated by ``check(name, value)``, or a scalar pytensor variable.
 
     A variable is checked when the model is evaluated instead (the logp is ``-inf`` outside the
-    parameter's domain, as for PyMC's own distributions).
+    parameter's domain, as for PyMC's own distributions), and, when it is a PyMC random variable,
+    now: ``support=(outside, domain)`` (values outside the domain, and the domain in words, see
+    :func:`~pymc_partition._symbolic.check_support`) refuses a distribution that reaches them.
     """
     if is_symbolic(value):
+        if support is not None:
+            check_support(name, value, *support)
         if value.ndim != 0:
             raise ValueError(f"`{name}` must be a scalar, got a {value.ndim}-d variable {value}.")
         if value.dtype.startswith(("complex", "bool")):

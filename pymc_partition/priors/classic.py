@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
+from .._special import log_rising
 from ._ops import is_symbolic
-from .base import PartitionPrior, check_param
+from .base import POSITIVE, PartitionPrior, check_param
 
 __all__ = [
     "UniformMultinomialDirichlet",
@@ -83,12 +84,13 @@ class DirichletProcess(PartitionPrior):
     _normalized = True
 
     def __init__(self, alpha=1.0):
-        self.alpha = check_param("alpha", alpha, check_positive)
+        self.alpha = check_param("alpha", alpha, check_positive, support=POSITIVE)
 
     def _formula(self, n_items, xp):
         a = xp.asarray(self.alpha)
         C = np.arange(n_items + 1, dtype=float)
-        log_g = xp.asarray(C) * xp.log(a) - (xp.gammaln(a + n_items) - xp.gammaln(a))
+        # log(alpha (alpha + 1) ... (alpha + N - 1)), exact for any alpha (see .._special)
+        log_g = xp.asarray(C) * xp.log(a) - log_rising(a, float(n_items), xp)
         log_h = gammaln(np.maximum(np.arange(n_items + 1), 1))
         return log_g, log_h
 
@@ -118,8 +120,9 @@ class PitmanYor(PartitionPrior):
             except (TypeError, ValueError):
                 raise TypeError("`alpha` and `d` must be numbers or PyMC variables.") from None
 
-        alpha = check_param("alpha", alpha, number)
-        d = check_param("d", d, number)
+        d = check_param("d", d, number, support=((-1e-3, 1.001), "in [0, 1)"))
+        below = None if is_symbolic(d) else ((-d - 1e-3, -d - 1.0), f"greater than -d = {-d:g}")
+        alpha = check_param("alpha", alpha, number, support=below)
         if not is_symbolic(d) and (not np.isfinite(d) or not 0 <= d < 1):
             raise ValueError(f"`d` must lie in [0, 1), got {d}.")
         if not is_symbolic(alpha) and not np.isfinite(alpha):
@@ -132,9 +135,9 @@ class PitmanYor(PartitionPrior):
         a, d = xp.asarray(self.alpha), xp.asarray(self.d)
         k = xp.asarray(np.arange(1, n_items, dtype=float))
         log_g = xp.concatenate([-np.inf, 0.0, xp.cumsum(xp.log(k * d + a))])
-        log_g = log_g - (xp.gammaln(a + n_items) - xp.gammaln(a + 1))
+        log_g = log_g - log_rising(a + 1, float(n_items - 1), xp)
         n = xp.asarray(np.maximum(np.arange(n_items + 1), 1).astype(float))
-        log_h = xp.gammaln(n - d) - xp.gammaln(1 - d)
+        log_h = log_rising(1 - d, n - 1, xp)  # log Gamma(n - d) - log Gamma(1 - d)
         return log_g, log_h
 
     def _conditions(self, xp):

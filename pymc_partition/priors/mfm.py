@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import stats
 from scipy.special import gammaln
 
+from .._special import log_rising
 from ._ops import NUMPY, PYTENSOR, is_symbolic
-from .base import PartitionPrior, check_n_items, check_param
+from .base import POSITIVE, PartitionPrior, check_n_items, check_param
 from .classic import check_positive
 
 __all__ = ["MixtureOfFiniteMixtures"]
@@ -19,6 +22,8 @@ _TAIL_TOL = 1e-17
 _TAIL_TOL_RANDOM = 1e-12
 #: Rows of t per block in the numpy series: memory stays a few million entries
 _BLOCK_ENTRIES = 1 << 22
+#: Most terms (n_items x k_max) the numpy series may take before it is refused (about 1 s)
+_SERIES_BUDGET = 1 << 23
 
 
 def _log_vn_series(n_items, gamma, log_pk, k_max, xp):
@@ -31,7 +36,7 @@ def _log_vn_series(n_items, gamma, log_pk, k_max, xp):
     k = np.arange(1, k_max + 1)
     log_fact = gammaln(np.arange(k_max + 1) + 1.0)
     kx = xp.asarray(k.astype(float))
-    c = xp.asarray(log_fact[k]) + xp.gammaln(kx * gamma) - xp.gammaln(kx * gamma + n_items) + log_pk
+    c = xp.asarray(log_fact[k]) - log_rising(kx * gamma, float(n_items), xp) + log_pk
     t_top = min(n_items, k_max)  # V_N(t) = 0 for t > K
     rows = t_top if xp.symbolic else max(1, _BLOCK_ENTRIES // k_max)
     parts = []
@@ -104,7 +109,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
     _normalized = True  # V_N(t) sums p(K) exactly (checked by the tests)
 
     def __init__(self, k_prior="uniform", gamma=1.0, k_param=None, k_max=None):
-        self.gamma = check_param("gamma", gamma, check_positive)
+        self.gamma = check_param("gamma", gamma, check_positive, support=POSITIVE)
         if isinstance(k_prior, str):
             if k_prior not in _K_PRIORS:
                 raise ValueError(
@@ -118,7 +123,8 @@ class MixtureOfFiniteMixtures(PartitionPrior):
                 if k_param is None:
                     what = "Poisson rate of K - 1" if k_prior == "poisson" else "success probability"
                     raise ValueError(f'k_prior="{k_prior}" needs `k_param` (the {what}).')
-                k_param = check_param("k_param", k_param, check_positive)
+                support = POSITIVE if k_prior == "poisson" else ((-1e-3, 1.001), "in (0, 1]")
+                k_param = check_param("k_param", k_param, check_positive, support=support)
                 if k_prior == "geometric" and not is_symbolic(k_param) and k_param > 1:
                     raise ValueError(f"`k_param` of a geometric p(K) must lie in (0, 1], got {k_param}.")
         else:
@@ -193,7 +199,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
     def _formula(self, n_items, xp):
         n = np.arange(n_items + 1, dtype=float)
         gamma = xp.asarray(self.gamma)
-        log_h = xp.gammaln(xp.asarray(n) + gamma) - xp.gammaln(gamma)
+        log_h = log_rising(gamma, xp.asarray(n), xp)
         if self.k_prior == "uniform":
             k_max = n_items
         elif isinstance(self.k_prior, tuple):
@@ -211,11 +217,30 @@ class MixtureOfFiniteMixtures(PartitionPrior):
                 ratio = self._tail_ratio(n_items, k_max, log_v, NUMPY)
             if np.all(ratio[np.isfinite(log_v)] < np.log(_TAIL_TOL)):
                 break
-            k_max *= 2
-            if k_max > 1 << 24:  # pragma: no cover - p(K) with an astronomically heavy tail
-                raise ValueError("The series for V_N(t) does not converge: p(K) has too heavy a tail.")
+            k_cap = max(n_items + 64, _SERIES_BUDGET // n_items)
+            if k_max >= k_cap:
+                raise ValueError(self._series_refusal(n_items, k_cap))
+            k_max = min(2 * k_max, k_cap)
         self._k_used = k_max
         return xp.concatenate([-np.inf, log_v]), log_h
+
+    def _series_refusal(self, n_items, k_cap):
+        """Why the series for V_N(t) is refused, with the parameters' workable ranges."""
+        if self.gamma < 1 and -n_items * math.log(self.gamma) > 20:
+            # the tail bound carries gamma^-N: tiny gamma needs p(K) to vanish that much faster
+            where = (f"`gamma` = {self.gamma:g} is so small that the terms' bound (gamma^-N) needs "
+                     f"p(K) to vanish faster; gamma of at least about {math.exp(-20 / n_items):.2g} "
+                     f"is safe for {n_items} items")  # fmt: skip
+        elif self.k_prior == "poisson":
+            where = (f"`k_param` = {self.k_param:g}, the Poisson rate of K - 1, puts K beyond them "
+                     f"(it must stay below about {k_cap / 2:.3g} for {n_items} items)")  # fmt: skip
+        else:
+            where = (f"`k_param` = {self.k_param:g}, the geometric success probability, puts K "
+                     f"beyond them (it must stay above about {60.0 / k_cap:.2g} for {n_items} items)")  # fmt: skip
+        return (
+            f"The series for V_N(t) of {self!r} would need more than {k_cap:,} terms of p(K) "
+            f"for {n_items} items: {where}. Choose values inside these ranges."
+        )
 
     def _conditions(self, xp):
         conds = [(self.gamma > 0, "gamma > 0")]

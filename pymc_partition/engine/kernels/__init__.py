@@ -31,7 +31,6 @@ from .state import (
     Work,
     allocate,
     build_state,
-    item_log_marginals,
     state_log_posterior,
 )
 from .step import (
@@ -65,5 +64,4 @@ __all__ = [
     "split_merge_move",
     "restricted_scan",
     "split_merge_log_q",
-    "item_log_marginals",
 ]

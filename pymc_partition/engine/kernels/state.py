@@ -41,7 +41,6 @@ __all__ = [
     "allocate",
     "build_state",
     "state_log_posterior",
-    "item_log_marginals",
     "init_slot",
     "form_functions",
 ]
@@ -129,16 +128,3 @@ def state_log_posterior(m, s):
         c = s.active[a]
         tot += m.log_h[s.counts[c]] + s.clm[c]
     return tot
-
-
-@numba.njit(**NJIT)
-def item_log_marginals(m, s):
-    """Singleton log marginal of every item, ``lm(x_i)``, by the form's ``init`` on slot row
-    ``n`` (a split-merge launch row, free between steps); leaves that row's statistics dirty."""
-    n, d = m.X.shape
-    out = np.empty(n)
-    for i in range(n):
-        for v in range(d):  # a loop, not a slice assignment (whose error path compiles slowly)
-            s.stats[n, v] = m.X[i, v]
-        out[i] = init_slot(m, n)
-    return out

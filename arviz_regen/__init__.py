@@ -8,6 +8,7 @@ namespace, next to ``az.rhat`` and ``az.ess``.
 
 from __future__ import annotations
 
+from .agreement import chain_agreement
 from .coclustering import coclustering
 from .credible_ball import credible_ball
 from .partition_loss import partition_loss
@@ -25,6 +26,7 @@ from .plots import (
 )
 from .summary import regen_summary
 from .tours import rs_mean_cov, rs_mean_se
+from .traces import partition_traces
 from .batch_means import batch_means
 from .regeneration import NonRecurrenceWarning
 from . import accessor as _accessor  # noqa: F401  (registers the xarray `.regen` accessors)
@@ -36,6 +38,8 @@ __all__ = [
     "when_converged",
     "checkpoint_grid",
     "hotelling_rs",
+    "chain_agreement",
+    "partition_traces",
     "coclustering",
     "rs_estimate",
     "top_states",
@@ -61,6 +65,8 @@ __all__ = [
 #: names added to the ``arviz`` namespace on import (ArviZ has no plugin registry)
 ARVIZ_NAMES = [
     "hotelling_rs",
+    "chain_agreement",
+    "partition_traces",
     "coclustering",
     "rs_estimate",
     "regen_summary",

@@ -17,7 +17,8 @@ C. partitions that never recur (:class:`arviz_regen.testing.BlockModel`, 200 ite
    R-hat of ``n_clusters`` / ``partition_logp``, and, where the installed version has it, the
    chain-agreement test.
 
-The script only uses the public API, so the same file measures any revision.
+The script uses the public API (and, for revisions before issue 19, the CLI's verdict rule), so
+the same file measures any revision.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import arviz_regen  # noqa: E402
-from arviz_regen.cli import _verdict  # noqa: E402
 from arviz_regen.testing import (  # noqa: E402
     BlockModel,
     block_chain,
@@ -114,7 +114,13 @@ def _summary_verdict(idata):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = arviz_regen.regen_summary(idata, n_bootstrap=199)
-    status, line = _verdict(table, ALPHA)
+    if "verdict_status" in table.attrs:  # the verdict of regen_summary itself
+        status = {"PASS": 0, "FAIL": 1, "NOT REACHED": 3}[table.attrs["verdict_status"]]
+        line = table.attrs["verdict"]
+    else:  # revisions before issue 19: the CLI's reading of p_value_all
+        from arviz_regen.cli import _verdict
+
+        status, line = _verdict(table, ALPHA)
     rows = [r for r in ("n_clusters", "partition_logp") if r in table.index]
     rhat = float(table.loc[rows, "r_hat"].max())
     return status, line, rhat, table

@@ -31,7 +31,7 @@ import xarray as xr
 
 from ._data import load_partition
 from .hotelling_t2 import DEFAULT_TOL, t2_core
-from .regeneration import eval_positions, find_tours
+from .regeneration import MIN_TOURS, eval_positions, find_tours
 from .tour_t2 import tour_t2_test
 from .tour_tests import all_chains_test
 
@@ -81,6 +81,7 @@ class _Problems:
         self.singular = []
         self.no_df = []
         self.unseen = []
+        self.few_pooled = []
 
 
 def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, min_tours, tol, problems):
@@ -149,7 +150,10 @@ def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, mi
     ptours = tours if pooled else find_tours(index, pooled_order[0], n_states)
     parts = ptours.visit_counts(top)
     q = np.exp(logp[top] - logp[top[0]])
-    if kmax >= 2:
+    pooled_tours = int(ptours.n_tours.sum())
+    if kmax >= 2 and 0 < pooled_tours < MIN_TOURS:  # none at all: the no-tours warning says it
+        problems.few_pooled.append(pooled_tours)
+    if kmax >= 2 and pooled_tours >= MIN_TOURS:
         verdict = all_chains_test(
             [p[0] for p in parts], [p[1] for p in parts], np.full(C, n_draw), q, np.minimum(ks, kmax),
             n_rep=n_rep, seed=seeds[C],
@@ -253,8 +257,9 @@ def hotelling_rs(
     UserWarning
         K larger than the number of visited states, a chain with fewer than two whole tours, top
         states visited in fewer than ``min_tours`` tours (named) or in none of a chain's whole
-        tours (p_value NaN there: undecided), T² without degrees of freedom (t2 NaN), singular
-        Σ̂ in T².
+        tours (p_value NaN there: undecided), fewer than
+        :data:`arviz_regen.regeneration.MIN_TOURS` whole tours in all chains together
+        (p_value_all NaN: no verdict), T² without degrees of freedom (t2 NaN), singular Σ̂ in T².
 
     Notes
     -----
@@ -433,6 +438,15 @@ def _warn(problems, pdraws, ks_req, method, min_tours):
             "coarser question (co-clustering probabilities and n_clusters, whose batch-means "
             "errors do not need recurring states). p_value_all still counts such chains: a "
             "chain that rarely reaches the top state disagrees with chains that often do.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if problems.few_pooled:
+        warnings.warn(
+            f"All chains together have {problems.few_pooled[0]} whole tours at the regeneration state: "
+            f"p_value_all would rest on too little (it needs >= {MIN_TOURS}) and is NaN (no verdict). "
+            "States hardly recur: run longer, or use arviz_regen.chain_agreement (regen_summary "
+            "does), which needs no recurring states.",
             UserWarning,
             stacklevel=3,
         )

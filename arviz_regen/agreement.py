@@ -196,7 +196,9 @@ def chain_agreement(
         ``n_pairs_disagreeing`` and the worst one (``worst_pair`` items, its co-clustering
         frequency per chain ``worst_pair_coclustering``). ``attrs``: ``decided``, ``reason``,
         ``batch_size``, ``n_batches`` (per chain), ``tau_max``, ``n_permutations_used``. NaN
-        p-values when undecided, always with a warning.
+        p-values when undecided, always with a warning; a trace (or a family) that does not
+        vary at all has NaN ``f_statistic`` and p-value (nothing to compare), and
+        ``p_value_all`` combines the families that vary.
 
     Warns
     -----

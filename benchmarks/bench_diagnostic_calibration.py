@@ -15,7 +15,11 @@ C. partitions that never recur (:class:`arviz_regen.testing.BlockModel`, 200 ite
    ``partition_logp`` see nothing there). Reported: the verdict of ``regen_summary`` (PASS /
    FAIL / NOT REACHED, as ``arviz-regen-summary --fail-below 0.05`` reads it), the largest
    R-hat of ``n_clusters`` / ``partition_logp``, and, where the installed version has it, the
-   chain-agreement test.
+   chain-agreement test;
+D. (``--sections D``, needs PyMC) the Arabidopsis posterior (the CSV if found, else data simulated
+   from the fitted model), 4 chains x 10,000 draws: the exact Gibbs sampler and the Gibbs sampler
+   with an off-by-one new-cluster weight (:mod:`pymc_partition.paper.bug`): how often the verdict
+   rejects, and the largest R-hat of the traces beside it.
 
 The script uses the public API (and, for revisions before issue 19, the CLI's verdict rule), so
 the same file measures any revision.
@@ -162,10 +166,44 @@ def section_c(n_rep, out):
         )
 
 
+def section_d(n_rep, out):
+    import logging
+
+    import pymc_partition as pmp
+    from pymc_partition.paper import bug, workflow
+
+    logging.getLogger("pymc").setLevel(logging.ERROR)  # after importing PyMC, which sets it
+    path = pmp.datasets.arabidopsis_path()
+    data = workflow.load_data(path)
+    eb = pmp.fit_spike_slab(data.values, data.item_index)
+    model, z = workflow.build_model(data, eb.estimates)
+    print(f"D. Arabidopsis posterior ({'real' if path else 'simulated'} data), 4 chains x 10,000 draws, {n_rep} runs")
+    for name in ("gibbs", "off_by_one"):
+        t0 = time.perf_counter()
+        p_all, rhat = [], []
+        for r in range(n_rep):
+            if name == "gibbs":
+                idata, _ = workflow.sample_timed(model, z, lambda: pmp.GibbsPartition([z]), draws=10_000, chains=4,
+                                                 random_seed=100 + r, progressbar=False)  # fmt: skip
+            else:
+                idata, _ = bug.sample_off_by_one(data, eb.estimates, draws=10_000, chains=4, random_seed=100 + r,
+                                                 progressbar=False)  # fmt: skip
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                table = arviz_regen.regen_summary(idata, var_names="z", n_bootstrap=199, random_seed=r)
+            hot = [i for i in table.index if str(i).startswith("hotelling_rs")]
+            p_all.append(float(table.loc[hot, "p_value_all"].min()) if hot else np.nan)
+            rhat.append(float(table["r_hat"].max()))
+        p_all, rhat = np.array(p_all), np.array(rhat)
+        out[f"D {name}"] = {"verdict_rejects": float((p_all < ALPHA).mean()), "max_rhat": float(rhat.max())}
+        print(f"  {name:10s} smallest p_value_all over K < 0.05: {rate(p_all < ALPHA)}; largest R-hat of any trace "
+              f"{rhat.max():.4f}  ({time.perf_counter() - t0:.0f} s)")  # fmt: skip
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer replicates (a smoke run)")
-    ap.add_argument("--sections", default="ABC", help="which sections to run (default ABC)")
+    ap.add_argument("--sections", default="ABC", help="which sections to run (default ABC; D needs PyMC)")
     ap.add_argument("--json", default=None, help="write the rates to this file")
     args = ap.parse_args(argv)
     n_chain = 40 if args.quick else 200
@@ -177,6 +215,8 @@ def main(argv=None):
         section_b(n_chain, out)
     if "C" in args.sections:
         section_c(n_rep, out)
+    if "D" in args.sections:
+        section_d(5 if args.quick else 20, out)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1))
     return 0

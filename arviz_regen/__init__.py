@@ -29,6 +29,8 @@ _API = {
     "rs_estimate": "estimates",
     "top_states": "estimates",
     "hotelling_rs": "hotelling",
+    "chain_agreement": "agreement",
+    "partition_traces": "traces",
     "StopWhenConverged": "online",
     "checkpoint_grid": "online",
     "when_converged": "online",
@@ -50,6 +52,8 @@ __all__ = [
     "when_converged",
     "checkpoint_grid",
     "hotelling_rs",
+    "chain_agreement",
+    "partition_traces",
     "coclustering",
     "rs_estimate",
     "top_states",
@@ -75,6 +79,8 @@ __all__ = [
 #: names added to the ``arviz`` namespace on import (ArviZ has no plugin registry)
 ARVIZ_NAMES = [
     "hotelling_rs",
+    "chain_agreement",
+    "partition_traces",
     "coclustering",
     "rs_estimate",
     "regen_summary",

@@ -28,6 +28,8 @@ ACCESSOR_NAME = "regen"
 #: accessor method -> public function of arviz_regen
 _METHODS = {
     "hotelling_rs": "hotelling_rs",
+    "chain_agreement": "chain_agreement",
+    "partition_traces": "partition_traces",
     "coclustering": "coclustering",
     "rs_estimate": "rs_estimate",
     "top_states": "top_states",

@@ -1,7 +1,9 @@
-"""Command line: ``arviz-regen-summary PATH`` prints the Hotelling-RS verdict beside R-hat and ESS.
+"""Command line: ``arviz-regen-summary PATH`` prints the verdict beside R-hat and ESS.
 
-``--fail-below ALPHA`` turns the verdict ``p_value_all`` into an exit status for scripts and CI:
-0 pass, 1 fail, 3 no verdict reached (2 is kept for errors).
+The table is :func:`arviz_regen.regen_summary`'s; the last line is the verdict (PASS, FAIL or NOT
+REACHED), the test that decided it and why (:mod:`arviz_regen.verdict`). ``--fail-below ALPHA``
+turns it into an exit status for scripts and CI: 0 pass, 1 fail, 3 no verdict reached (2 is kept
+for errors).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
+from .verdict import EXIT_STATUS
 
 __all__ = ["main", "open_inference_data", "save_inference_data"]
 
@@ -85,14 +87,15 @@ def _parser():
     p = argparse.ArgumentParser(
         prog="arviz-regen-summary",
         description=(
-            "Print the Hotelling-RS verdict (p_value_all: one p-value for all chains, with its "
-            "parts and the per-chain p-values) next to R-hat and ESS of n_clusters and "
-            "partition_logp for a saved InferenceData (netCDF file or zarr store)."
+            "Print R-hat and ESS of traces that see the partition (n_clusters, partition_logp, "
+            "distances to reference partitions) and the test that decides for the size at hand "
+            "(Hotelling-RS p_value_all when states recur, else the chain-agreement test), then "
+            "one verdict line, for a saved InferenceData (netCDF file or zarr store)."
         ),
         epilog=(
-            "Exit status: 0 ok (with --fail-below: every p_value_all >= ALPHA); 1 some "
-            "p_value_all < ALPHA; 2 error; 3 no verdict reached (p_value_all NaN, e.g. states "
-            "that do not recur) with --fail-below."
+            "Exit status: 0 ok (with --fail-below: PASS); 1 FAIL (the deciding p_value_all < "
+            "ALPHA); 2 error; 3 NOT REACHED with --fail-below (the test could not decide, or an "
+            "R-hat above 1.01 / a bulk ESS below 100 per chain beside a test that did not reject)."
         ),
     )
     p.add_argument("path", help="InferenceData file (.nc) or zarr store (.zarr)")
@@ -107,19 +110,23 @@ def _parser():
         "--method",
         choices=("bootstrap", "chi2"),
         default=None,
-        help="reference distribution of the per-chain p-values (default: bootstrap); the verdict "
-        "p_value_all always uses the renewal bootstrap",
+        help="reference distribution of Hotelling-RS's per-chain p-values (default: bootstrap); "
+        "the verdict p_value_all always uses the renewal bootstrap",
     )
     p.add_argument("--n-bootstrap", type=_int_at_least(19), default=499,
                    help="bootstrap replicates, >= 19 (default 499)")  # fmt: skip
-    p.add_argument("--seed", type=_int_at_least(0), default=0, help="seed of the bootstrap, >= 0 (default 0)")
+    p.add_argument("--n-permutations", type=_int_at_least(19), default=199,
+                   help="permutations of the chain-agreement test, >= 19 (default 199)")  # fmt: skip
+    p.add_argument("--no-pairs", action="store_true", help="chain agreement on the traces only, not on every pair of items")
+    p.add_argument("--seed", type=_int_at_least(0), default=0,
+                   help="seed of the bootstrap and permutations, >= 0 (default 0)")  # fmt: skip
     p.add_argument(
         "--fail-below",
         type=_alpha,
         default=None,
         metavar="ALPHA",
-        help="exit with status 1 when the verdict p_value_all of any K is below ALPHA, 0 when all "
-        "are at least ALPHA, 3 when no verdict could be reached (p_value_all NaN)",
+        help="level of the verdict, and exit with its status: 0 PASS, 1 FAIL (the deciding "
+        "p_value_all < ALPHA), 3 NOT REACHED (default: the verdict at 0.05 is printed, status 0)",
     )
     p.add_argument("--round", type=_int_at_least(0), default=3, dest="round_to", help="decimals, >= 0 (default 3)")
     return p
@@ -151,35 +158,12 @@ def _alpha(text):
     return value
 
 
-def _verdict(table, alpha):
-    """(exit status, one-line verdict) of ``--fail-below alpha`` from the table's p_value_all."""
-    rows = [r for r in table.index if str(r).startswith("hotelling_rs[")]
-    if not rows or "p_value_all" not in table.columns:
-        return EXIT_NO_VERDICT, (
-            "verdict: NOT REACHED (no Hotelling-RS rows: the log posterior was not found; see --logp-var)"
-        )
-    p = table.loc[rows, "p_value_all"].astype(float)
-    failed = [f"{r} (p_value_all={v:.3g})" for r, v in p.items() if np.isfinite(v) and v < alpha]
-    missing = [r for r, v in p.items() if not np.isfinite(v)]
-    if failed:
-        line = f"verdict: FAIL at alpha={alpha:g}: " + ", ".join(failed)
-        if missing:
-            line += "; no verdict for " + ", ".join(missing)
-        return EXIT_FAIL, line
-    if missing:
-        return EXIT_NO_VERDICT, (
-            f"verdict: NOT REACHED for {', '.join(missing)} (p_value_all is NaN: too few whole "
-            "regeneration tours, e.g. states that do not recur; run longer or use a smaller K)"
-        )
-    return EXIT_OK, f"verdict: PASS at alpha={alpha:g} (p_value_all >= {alpha:g} for every K: {', '.join(rows)})"
-
-
 def main(argv=None):
     """Entry point of ``arviz-regen-summary``; returns the exit status.
 
-    0: table printed (and, with ``--fail-below ALPHA``, every ``p_value_all`` ≥ ALPHA);
-    1: ``--fail-below`` and some ``p_value_all`` < ALPHA; 2: error (unreadable file, bad
-    variable, ...); 3: ``--fail-below`` and no verdict reached for some K (``p_value_all`` NaN).
+    0: table and verdict printed (with ``--fail-below ALPHA``: the verdict is PASS); 1:
+    ``--fail-below`` and FAIL; 2: error (unreadable file, bad variable, ...); 3: ``--fail-below``
+    and NOT REACHED.
     """
     try:
         args = _parser().parse_args(argv)
@@ -187,6 +171,7 @@ def main(argv=None):
         return stop.code if isinstance(stop.code, int) else EXIT_ERROR
     from .summary import regen_summary
 
+    alpha = 0.05 if args.fail_below is None else args.fail_below
     try:
         chunks = None if args.chunk_draws is None else {"draw": args.chunk_draws}
         idata = open_inference_data(args.path, chunks=chunks)
@@ -200,6 +185,9 @@ def main(argv=None):
                 pooled=not args.per_chain,
                 method=args.method,
                 n_bootstrap=args.n_bootstrap,
+                n_permutations=args.n_permutations,
+                pairs=not args.no_pairs,
+                alpha=alpha,
                 random_seed=args.seed,
                 round_to=None,
             )
@@ -219,15 +207,12 @@ def main(argv=None):
         print(shown.to_string(na_rep=""))
     for msg in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning)):
         print(f"warning: {msg}", file=sys.stderr)
+    print(table.attrs["verdict"])
+    status = EXIT_STATUS[table.attrs["verdict_status"]]
     if args.fail_below is None:
-        status, line = _verdict(table, 0.0)  # only to say that no verdict was reached
-        if status == EXIT_NO_VERDICT and "p_value_all" in table.columns:
-            print(f"warning: {line.removeprefix('verdict: ')}", file=sys.stderr)
         return EXIT_OK
-    status, line = _verdict(table, args.fail_below)  # on unrounded p-values
-    print(line)
     if status == EXIT_NO_VERDICT:
-        print(f"arviz-regen-summary: {line}", file=sys.stderr)
+        print(f"arviz-regen-summary: {table.attrs['verdict']}", file=sys.stderr)
     return status
 
 

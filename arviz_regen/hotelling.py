@@ -5,9 +5,11 @@ over chains by default) are compared with their known relative probabilities
 q_i = exp(logp_i − logp_1), using whole regeneration tours at δ = S_1. Two reference
 distributions:
 
-- ``method="bootstrap"`` (default): Pearson's X² of the top states' visit counts, calibrated by
-  resampling the chain's own tours (:mod:`arviz_regen.tour_tests`). Nominal for slowly mixing
-  chains whose top states appear in few tours.
+- ``method="bootstrap"`` (default): Hotelling's T² of the visits per tour against their known
+  means, calibrated by a bootstrap-t of the chain's own tours (:mod:`arviz_regen.tour_t2`).
+  Within Monte Carlo error of the level for slowly mixing chains, also those that reach their
+  top states only through a few long excursions; conservative when a top state appears in a
+  handful of tours.
 - ``method="chi2"``: the paper's Hotelling T² with its χ²_{K−1} limit
   (:mod:`arviz_regen.hotelling_t2`), asymptotic in the number of tours through every top state.
 
@@ -29,18 +31,18 @@ import xarray as xr
 
 from ._data import load_partition
 from .hotelling_t2 import DEFAULT_TOL, t2_core
-from .regeneration import eval_positions, find_tours
-from .tour_tests import all_chains_test, chain_test
+from .regeneration import MIN_TOURS, eval_positions, find_tours
+from .tour_t2 import tour_t2_test
+from .tour_tests import all_chains_test
 
 __all__ = ["hotelling_rs", "MIN_TOURS_VISITING"]
 
 #: A top state seen in fewer whole tours than this makes a result "mean little" (warned). A
 #: state's share of the statistic is then carried by a handful of iid excursions: the bootstrap
 #: can only resample those, and a resample leaves the state out altogether with probability
-#: about e^{−m} for m tours (e^{−5} ≈ 0.7%). In our simulations (reversible chain, integrated
-#: autocorrelation ≈ 300, 10,000 draws) the K = 10 test had its rarest state in 2–6 tours and
-#: rejected 6% of correct runs at α = 0.05 with the bootstrap (90% with the χ² limit); with
-#: every state in ≥ 5 tours both references were within Monte Carlo error of nominal.
+#: about e^{−m} for m tours (e^{−5} ≈ 0.7%), which makes the bootstrap-t conservative there
+#: (in our simulations 0-1% rejections at α = 0.05 for K = 10 with the rarest state in fewer than
+#: 10 tours; the χ² limit rejected 90% of such correct runs).
 MIN_TOURS_VISITING = 5
 
 METHODS = ("bootstrap", "chi2")
@@ -78,6 +80,8 @@ class _Problems:
         self.rare = []
         self.singular = []
         self.no_df = []
+        self.unseen = []
+        self.few_pooled = []
 
 
 def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, min_tours, tol, problems):
@@ -91,7 +95,7 @@ def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, mi
     tours = find_tours(index, [o[0] for o in orders], n_states)
     res = {
         "t2": np.full((C, nK), np.nan),
-        "x2": np.full((C, nK), np.nan),
+        "t2_tours": np.full((C, nK), np.nan),
         "p_value": np.full((C, nK), np.nan),
         "df": np.zeros((C, nK), dtype=np.int64),
         "log_z": np.full((C, nK), np.nan),
@@ -127,16 +131,17 @@ def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, mi
         for j, K in enumerate(ksv):
             if t2["df"][j, 0] >= 1 and not kept[j, :K].all():
                 problems.singular.append((c, int(K)))
-            elif t2["df"][j, 0] == 0 and method == "chi2":
+            elif t2["df"][j, 0] == 0 and ks[j] >= 2:
                 problems.no_df.append((c, int(K)))
         if method == "chi2":
             res["p_value"][c] = t2["p_value"][:, 0]
-            res["x2"][c] = np.nan
         else:
-            x2, p = chain_test(counts, lengths, q, ksv, n_rep=n_rep, seed=seeds[c])
-            res["x2"][c], res["p_value"][c] = x2, p
+            t2t, p, unseen = tour_t2_test(counts, q, ksv, n_rep=n_rep, seed=seeds[c])
+            res["t2_tours"][c], res["p_value"][c] = t2t, p
+            if unseen.any():
+                problems.unseen.append((c, int(ksv[unseen].min()), int(np.flatnonzero(visiting == 0)[0])))
         too_small = ks < 2
-        for name in ("t2", "x2", "p_value", "log_z"):
+        for name in ("t2", "t2_tours", "p_value", "log_z"):
             res[name][c, too_small] = np.nan
     # one verdict for all chains, always on the pooled ranking and the renewal bootstrap
     ks = np.maximum(np.minimum(ks_req, pooled_order.size), 2)
@@ -145,7 +150,10 @@ def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, mi
     ptours = tours if pooled else find_tours(index, pooled_order[0], n_states)
     parts = ptours.visit_counts(top)
     q = np.exp(logp[top] - logp[top[0]])
-    if kmax >= 2:
+    pooled_tours = int(ptours.n_tours.sum())
+    if kmax >= 2 and 0 < pooled_tours < MIN_TOURS:  # none at all: the no-tours warning says it
+        problems.few_pooled.append(pooled_tours)
+    if kmax >= 2 and pooled_tours >= MIN_TOURS:
         verdict = all_chains_test(
             [p[0] for p in parts], [p[1] for p in parts], np.full(C, n_draw), q, np.minimum(ks, kmax),
             n_rep=n_rep, seed=seeds[C],
@@ -192,12 +200,15 @@ def hotelling_rs(
     k : int or sequence of int
         Number(s) K ≥ 2 of top states. A sequence adds a ``k`` dimension.
     method : {"bootstrap", "chi2"}, optional
-        Reference distribution of the per-chain p-values. "bootstrap" (the default): Pearson's
-        X² of the top-state visit counts against q, calibrated by resampling the chain's own
-        whole tours (a renewal bootstrap, ``n_bootstrap`` replicates; p-values are multiples of
-        1/(n_bootstrap + 1)). "chi2": the paper's T² with its χ²_{K−1} limit, which is too
-        liberal when the rarest top state appears in few tours (large K, short or slow chains).
-        ``p_value_all`` always uses the bootstrap.
+        Reference distribution of the per-chain p-values. "bootstrap" (the default): Hotelling's
+        T² of the visits per whole tour to the top states other than δ against their known
+        means q (``t2_tours``), calibrated by a bootstrap-t of the chain's own tours
+        (``n_bootstrap`` replicates at most; p-values are multiples of 1/(n_bootstrap + 1) or
+        stop early when clearly not small): within Monte Carlo error of the level also for
+        correct chains that reach their top states only through a few long excursions, and
+        conservative when a top state appears in a handful of tours. "chi2": the paper's T²
+        with its χ²_{K−1} limit, which is too liberal when the rarest top state appears in few
+        tours (large K, short or slow chains). ``p_value_all`` always uses the renewal bootstrap.
     pooled : bool, default True
         Rank states over all chains (all chains judged on the same states and regeneration
         state). With False each chain uses its own top visited states for ``p_value``.
@@ -231,8 +242,9 @@ def hotelling_rs(
     -------
     xarray.Dataset
         Per chain (dims ``chain`` (+ ``k``) (+ ``draw`` if cumulative)): ``p_value``, ``t2`` (the
-        paper's statistic), ``x2`` (Pearson's X², bootstrap method), ``df`` (states used in T² −
-        1; 0: no test), ``log_z`` (log Ẑ on the scale of ``logp_var``), ``n_tours``;
+        paper's statistic), ``t2_tours`` (the statistic the bootstrap method tests), ``df``
+        (states used in T² − 1; 0: no test), ``log_z`` (log Ẑ on the scale of ``logp_var``),
+        ``n_tours``;
         ``tours_visiting`` (``chain``, ``rank``): whole tours in which each top state was visited.
         For all chains (dims (``k``) (+ ``draw``)): ``p_value_all`` (the verdict: min-p combination
         of the two below), ``p_value_pooled`` (pooled tours), ``p_value_agreement`` (chains agree
@@ -244,17 +256,21 @@ def hotelling_rs(
     -----
     UserWarning
         K larger than the number of visited states, a chain with fewer than two whole tours, top
-        states visited in fewer than ``min_tours`` tours (named), singular Σ̂ in T².
+        states visited in fewer than ``min_tours`` tours (named) or in none of a chain's whole
+        tours (p_value NaN there: undecided), fewer than
+        :data:`arviz_regen.regeneration.MIN_TOURS` whole tours in all chains together
+        (p_value_all NaN: no verdict), T² without degrees of freedom (t2 NaN), singular Σ̂ in T².
 
     Notes
     -----
-    Under convergence whole tours are iid, so they are resampled: a pseudo-chain is built from
-    tours drawn with replacement until the chain's whole-tour length is used up, and its X² is
-    one draw from the reference distribution. For the all-chains verdict, pseudo-chains of each
-    chain's length are built from the pooled tours with a stationary start, and two statistics
-    are computed on them: X² of the pooled counts and Pearson's homogeneity X² across chains of
-    how each chain's draws split into the top states, other states within whole tours, and
-    draws outside whole tours. Their minimum p-value is calibrated on the same replicates.
+    Under convergence whole tours are iid, so they are resampled: per chain, R tours drawn with
+    replacement give one replicate of T² of the visits per tour, centred at the observed means
+    and studentized by the replicate's own covariance (a bootstrap-t). For the all-chains
+    verdict, pseudo-chains of each chain's length are built from the pooled tours with a
+    stationary start, and two statistics are computed on them: X² of the pooled counts and
+    Pearson's homogeneity X² across chains of how each chain's draws split into the top states,
+    other states within whole tours, and draws outside whole tours. Their minimum p-value is
+    calibrated on the same replicates.
 
     Examples
     --------
@@ -318,7 +334,7 @@ def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var,
         {
             "p_value": (per_chain, res["p_value"]),
             "t2": (per_chain, res["t2"]),
-            "x2": (per_chain, res["x2"]),
+            "t2_tours": (per_chain, res["t2_tours"]),
             "df": (per_chain, res["df"]),
             "log_z": (per_chain, res["log_z"]),
             "n_tours": (("chain",) + trace, res["n_tours"]),
@@ -339,7 +355,7 @@ def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var,
             "logp_var": logp_var,
             "method": method,
             "reference": (
-                "renewal bootstrap of whole regeneration tours (Pearson X²)"
+                "bootstrap-t of whole regeneration tours (T² of the visits per tour against their known means)"
                 if method == "bootstrap"
                 else "chi-square limit of Hotelling-RS T² (Asgharian, Lysy & Partovi Nia 2019)"
             ),
@@ -354,7 +370,7 @@ def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var,
     )
     ds["p_value"].attrs["long_name"] = f"per-chain p-value ({method})"
     ds["t2"].attrs["long_name"] = "Hotelling-RS statistic T²"
-    ds["x2"].attrs["long_name"] = "Pearson X² of the top-state visit counts"
+    ds["t2_tours"].attrs["long_name"] = "Hotelling T² of the visits per tour to the top states against their known means"
     ds["df"].attrs["long_name"] = "degrees of freedom of T² (states used − 1; 0: no test)"
     ds["n_tours"].attrs["long_name"] = "whole regeneration tours used"
     ds["tours_visiting"].attrs["long_name"] = "whole tours in which the top state of this rank was visited"
@@ -425,6 +441,15 @@ def _warn(problems, pdraws, ks_req, method, min_tours):
             UserWarning,
             stacklevel=3,
         )
+    if problems.few_pooled:
+        warnings.warn(
+            f"All chains together have {problems.few_pooled[0]} whole tours at the regeneration state: "
+            f"p_value_all would rest on too little (it needs >= {MIN_TOURS}) and is NaN (no verdict). "
+            "States hardly recur: run longer, or use arviz_regen.chain_agreement (regen_summary "
+            "does), which needs no recurring states.",
+            UserWarning,
+            stacklevel=3,
+        )
     if problems.rare:
         parts = []
         for c, ranks, n_vis, states in problems.rare[:4]:
@@ -435,16 +460,34 @@ def _warn(problems, pdraws, ks_req, method, min_tours):
             f"Top states visited in fewer than {min_tours} whole tours ({'; '.join(parts)}; e.g. "
             f"rank {problems.rare[0][1][0]} is {pdraws.labels[first].tolist()}): the test rests on "
             "a handful of excursions for them, so its result means little for K that includes "
-            "them" + (" (the χ² p-values are then too small)" if method == "chi2" else "")
+            "them" + (" (the χ² p-values are then too small)" if method == "chi2" else " (the "
+            "bootstrap p-values are then conservative: large, not evidence of convergence)")
             + ". Use a smaller K or run longer; `tours_visiting` has the counts.",
             UserWarning,
             stacklevel=3,
         )
     if problems.no_df:
         items = ", ".join(f"chain {pdraws.chain[c]} k={kk}" for c, kk in problems.no_df[:8])
+        tail = (
+            "t2, log_z and p_value are NaN there."
+            if method == "chi2"
+            else "t2 and log_z are NaN there; p_value comes from t2_tours, the visits per tour "
+            "against their known means (infinite, with p_value at its smallest, when identical "
+            "tours visit the top states in the wrong proportions)."
+        )
         warnings.warn(
-            f"T² has no degrees of freedom ({items}): the tour sums of the top states do not vary "
-            "(e.g. a periodic chain) or fewer than three tours; t2 and p_value are NaN there.",
+            f"The paper's T² has no degrees of freedom ({items}): the tour sums of the top states "
+            f"do not vary (e.g. identical tours of a periodic chain) or fewer than three tours; {tail}",
+            UserWarning,
+            stacklevel=3,
+        )
+    if problems.unseen:
+        items = ", ".join(f"chain {pdraws.chain[c]}: rank {r}, k >= {kk}" for c, kk, r in problems.unseen[:8])
+        warnings.warn(
+            f"Top states never visited within a chain's whole tours ({items}): that chain carries "
+            "no information on their relative frequency, so its p_value is NaN (undecided) for "
+            "those K. p_value_all still counts it: a chain that never reaches a state the others "
+            "visit disagrees with them. Use a smaller K or run longer.",
             UserWarning,
             stacklevel=3,
         )

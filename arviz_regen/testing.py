@@ -13,7 +13,17 @@ from ._containers import from_dict
 from ._numba import lazy_njit
 from .state import canonicalize, state_keys
 
-__all__ = ["random_partitions", "iid_chain", "metropolis_chain", "make_idata", "zipf_probs"]
+__all__ = [
+    "random_partitions",
+    "iid_chain",
+    "metropolis_chain",
+    "spread_order",
+    "excursion_chain",
+    "make_idata",
+    "zipf_probs",
+    "BlockModel",
+    "block_chain",
+]
 
 
 def random_partitions(n_states, n_items, rng, max_clusters=None):
@@ -79,6 +89,52 @@ def metropolis_chain(probs, n_chain, n_draw, rng, *, stay=0.8, max_step=3, start
     return _metropolis(logp, start, steps, unif, stay_u, float(stay))
 
 
+def spread_order(n_states):
+    """Places on a cycle of ``n_states`` for the states ranked 0, 1, 2, …: far apart.
+
+    Rank 0 sits at place 0; each next rank takes the free place farthest (on the cycle) from the
+    places already taken (ties: the lowest place). The most probable states thus lie far apart
+    along the path of a chain that moves by small steps on the cycle.
+    """
+    n_states = int(n_states)
+    taken = [0]
+    free = np.ones(n_states, dtype=bool)
+    free[0] = False
+    places = np.arange(n_states)
+    dist = np.minimum(places, n_states - places)  # distance to the taken set so far
+    while len(taken) < n_states:
+        cand = np.flatnonzero(free)
+        nxt = int(cand[np.argmax(dist[cand])])
+        taken.append(nxt)
+        free[nxt] = False
+        d_new = np.abs(places - nxt)
+        dist = np.minimum(dist, np.minimum(d_new, n_states - d_new))
+    return np.array(taken, dtype=np.int64)
+
+
+def excursion_chain(probs, n_chain, n_draw, rng, *, stay=0.5, max_step=1):
+    """A correct chain that reaches its top states only through long excursions.
+
+    The states (indexed by rank: ``probs`` decreasing) are laid out on a cycle by
+    :func:`spread_order`, so that between two top states lie many improbable ones; the chain is
+    :func:`metropolis_chain` on that cycle (reversible, stationary law ``probs``, stationary
+    start). From the most probable state (the regeneration state) the chain must cross a
+    valley of improbable states to reach the next top state, and it then stays in that region
+    for a long, highly variable time: the visits to each top state come in a few large clumps.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_chain, n_draw)
+        The rank of the state of every draw (0: the most probable).
+    """
+    probs = np.asarray(probs, dtype=float)
+    place = spread_order(probs.size)  # place[rank]
+    rank_at = np.empty_like(place)
+    rank_at[place] = np.arange(place.size)
+    idx = metropolis_chain(probs[rank_at], n_chain, n_draw, rng, stay=stay, max_step=max_step)
+    return rank_at[idx]
+
+
 def make_idata(states, index, logp_states, var_name="z", logp_shift=0.0):
     """Draws in the SPEC layout from state labels and per-draw state indices: an InferenceData
     on ArviZ 0.x, a DataTree on ArviZ 1.x (what that generation's ``pm.sample`` returns).
@@ -100,5 +156,131 @@ def make_idata(states, index, logp_states, var_name="z", logp_shift=0.0):
             "partition_logp": np.asarray(logp_states, dtype=float)[index] + logp_shift,
             "n_clusters": labels.max(axis=-1) + 1,
         },
+    }
+    return from_dict(groups, dims={var_name: [f"{var_name}_dim_0"]})
+
+
+@lazy_njit(cache=True)
+def _block_kernel(homes, cum_other, rho, switch, modes, n_draw, burn, seed):
+    """Labels (chain, draw, item) of :func:`block_chain` (not canonical)."""
+    np.random.seed(seed)
+    n_chain = modes.shape[0]
+    n_items = homes.shape[1]
+    n_lab = cum_other.shape[0]
+    out = np.empty((n_chain, n_draw, n_items), dtype=np.int64)
+    lab = np.empty(n_items, dtype=np.int64)
+    for c in range(n_chain):
+        mode = modes[c]
+        for i in range(n_items):  # labels start from the target given the mode
+            lab[i] = -1
+        for t in range(-burn, n_draw):
+            if switch > 0.0 and np.random.random() < switch:
+                mode = 1 - mode
+            for i in range(n_items):
+                if lab[i] < 0 or np.random.random() < rho:
+                    # fresh draw: the home block with probability cum_other[0], else another label
+                    u = np.random.random()
+                    if u < cum_other[0]:
+                        lab[i] = homes[mode, i]
+                    else:
+                        k = 1
+                        while k < n_lab - 1 and u >= cum_other[k]:
+                            k += 1
+                        # labels other than home: a cyclic shift of the label set past home
+                        lab[i] = (homes[mode, i] + k) % n_lab
+            if t >= 0:
+                for i in range(n_items):
+                    out[c, t, i] = lab[i]
+    return out
+
+
+class BlockModel:
+    """Partitions of many items that never recur: items wander around a block structure.
+
+    Each item has a home among ``n_blocks`` blocks of equal size and, at every draw, with
+    probability ``rho`` it redraws its label: its home block with probability ``1 − eps``,
+    otherwise, uniformly, one of the other blocks or of ``n_extra`` small extra clusters. Items move independently, so with a few hundred items no partition is
+    ever visited twice, and the number of clusters varies (the extra clusters come and go).
+    ``rho`` sets the speed of mixing (integrated autocorrelation time (2 − rho)/rho for an item).
+
+    Two modes: mode 0 puts item i in block ``i // block_size``; mode 1 is the same structure
+    with items swapped between blocks (half of each even block with half of the next one), a
+    genuinely different partition with the same block sizes. The two are images of each other
+    under a permutation of the items, so every item-exchangeable statistic (the number of
+    clusters, cluster sizes, the log of an exchangeable prior such as ``partition_logp`` here)
+    has the same distribution in both: chains trapped in different modes look alike to R-hat of
+    ``n_clusters`` and ``partition_logp``.
+
+    ``partition_logp`` is the log of the Chinese restaurant process prior with α = 1 (up to a
+    constant), Σ_c log Γ(n_c): a label-invariant function of the partition, as a sampler records.
+    """
+
+    def __init__(self, n_items=200, n_blocks=4, n_extra=6, eps=0.1):
+        if n_items % (2 * n_blocks):
+            raise ValueError("`n_items` must be a multiple of 2 * n_blocks (blocks of equal, even size).")
+        self.n_items, self.n_blocks, self.n_extra, self.eps = int(n_items), int(n_blocks), int(n_extra), float(eps)
+        size = n_items // n_blocks
+        home_a = np.arange(n_items) // size
+        home_b = home_a.copy()
+        half = size // 2
+        for blk in range(0, n_blocks - 1, 2):  # swap half of block blk with half of block blk + 1
+            a = np.arange(blk * size, blk * size + half)
+            b = np.arange((blk + 1) * size, (blk + 1) * size + half)
+            home_b[a], home_b[b] = blk + 1, blk
+        self.homes = np.stack([home_a, home_b]).astype(np.int64)
+        n_lab = n_blocks + n_extra
+        # label offsets past home (cyclically): 0 (home) with probability 1 − eps, each other
+        # label (the other blocks, the extra clusters) with eps / (n_lab − 1)
+        p = np.full(n_lab, eps / (n_lab - 1))
+        p[0] = 1.0 - eps
+        self._cum = np.cumsum(p)
+        self._cum[-1] = 1.0
+
+    def chains(self, n_chain, n_draw, rng, *, rho=0.5, switch=0.0, modes=None, burn=None):
+        """Canonical labels ``(n_chain, n_draw, n_items)`` and ``partition_logp`` ``(n_chain, n_draw)``.
+
+        Parameters
+        ----------
+        rho : float
+            Probability that an item redraws its label at a draw (1: independent draws).
+        switch : float
+            Probability per draw that the chain switches mode (0: each chain stays in its mode).
+            With ``switch > 0`` and a random start every chain targets the 50/50 mixture of the
+            two modes: a correct sampler whose mode switches are rare when ``switch`` is small.
+        modes : array_like of int, optional
+            Starting mode of each chain (default: 0 for all when ``switch == 0``, random otherwise).
+        burn : int, optional
+            Draws discarded first (default 20/rho, plus 5/switch with switching): a stationary start.
+        """
+        rng = np.random.default_rng(rng)
+        if modes is None:
+            modes = rng.integers(0, 2, size=n_chain) if switch > 0 else np.zeros(n_chain, dtype=np.int64)
+        modes = np.broadcast_to(np.asarray(modes, dtype=np.int64), (n_chain,)).copy()
+        if burn is None:
+            burn = int(20 / rho) + (int(5 / switch) if switch > 0 else 0)
+        seed = int(rng.integers(0, 2**31 - 1))
+        raw = _block_kernel(self.homes, self._cum, float(rho), float(switch), modes, int(n_draw), int(burn), seed)
+        labels = canonicalize(raw)
+        return labels, _crp_logp(labels)
+
+
+def _crp_logp(labels):
+    """Σ_c log Γ(n_c) of each label vector (…, n_items)."""
+    from math import lgamma
+
+    flat = labels.reshape(-1, labels.shape[-1])
+    n_lab = int(flat.max()) + 1
+    sizes = np.zeros((flat.shape[0], n_lab), dtype=np.int64)
+    np.add.at(sizes, (np.repeat(np.arange(flat.shape[0]), flat.shape[1]), flat.ravel()), 1)
+    table = np.array([0.0] + [lgamma(m) for m in range(1, flat.shape[1] + 1)])
+    return table[sizes].sum(axis=1).reshape(labels.shape[:-1])
+
+
+def block_chain(model, n_chain, n_draw, rng, *, var_name="z", **kwargs):
+    """Draws of :meth:`BlockModel.chains` as an InferenceData / DataTree (``make_idata`` layout)."""
+    labels, logp = model.chains(n_chain, n_draw, rng, **kwargs)
+    groups = {
+        "posterior": {var_name: labels},
+        "sample_stats": {"partition_logp": logp, "n_clusters": labels.max(axis=-1) + 1},
     }
     return from_dict(groups, dims={var_name: [f"{var_name}_dim_0"]})

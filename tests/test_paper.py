@@ -155,7 +155,7 @@ def _diagnostics(sm_error, sm_cv, sm_p):
     from pymc_partition.paper.workflow import BIG_ERROR_COLUMN, SAMPLER_LABELS
 
     row = lambda err, cv, p: {"max |error|": err, BIG_ERROR_COLUMN: float(err > 0.1) * 0.3,  # noqa: E731
-                              "max CV @ draw 20,000": cv, **{f"p-value K={k}": p for k in constants.K_VALUES}}
+                              "max CV @ draw 20,000": cv, **{f"p_value_all K={k}": p for k in constants.K_VALUES}}
     return pd.DataFrame({SAMPLER_LABELS["gibbs"]: row(0.005, 0.004, 0.5),
                          SAMPLER_LABELS["split_merge"]: row(sm_error, sm_cv, sm_p)}).T  # fmt: skip
 
@@ -262,3 +262,71 @@ def test_figures_drawn_on_given_figures_leave_pyplot_alone(small_run):
     assert axes[0, 1].get_yscale() == "log" and axes[0, 2].get_yscale() == "log"
     assert len(axes[1, 2].lines) > len(constants.K_VALUES)  # K lines per chain and the verdicts
     assert (plt.get_fignums(), dict(matplotlib.rcParams)) == before
+
+
+# ------------------------------------------------------------------ the sampler with a bug
+
+
+def test_off_by_one_prior_is_the_gibbs_sampler_with_the_wrong_new_cluster_weight():
+    from pymc_partition.paper.bug import OffByOneNewCluster
+
+    right = readings.paper_prior()
+    wrong = OffByOneNewCluster(right)
+    n = 8
+    g, h = right.tables(n)
+    g_wrong, h_wrong = wrong.tables(n)
+    np.testing.assert_allclose(h_wrong[1:], h[1:])
+    # Gibbs' new-cluster weight with t clusters among the others: g(t + 1) − g(t); the wrong
+    # prior's is the right one read an entry too far, g(t + 2) − g(t + 1)
+    for t in range(1, n - 1):
+        assert g_wrong[t + 1] - g_wrong[t] == pytest.approx(g[t + 2] - g[t + 1])
+    # a proper prior: normalized over all partitions of n items
+    labels = rgs(n)
+    C = labels.max(axis=1) + 1
+    sizes = [np.bincount(lab) for lab in labels]
+    logp = g_wrong[C] + np.array([h_wrong[s].sum() for s in sizes])
+    assert np.exp(logp).sum() == pytest.approx(1.0)
+    assert np.isneginf(g_wrong[n])  # all singletons: g(N + 1) would need N + 1 components
+
+
+def test_off_by_one_sampler_is_caught_by_hotelling_rs_not_by_rhat(small_run):
+    import arviz_regen
+    from pymc_partition.paper import bug, workflow
+
+    data, exact, _ = small_run
+    idata, seconds = bug.sample_off_by_one(data, constants.EB_HYPERPARAMETERS, draws=3000, chains=2,
+                                           random_seed=2, progressbar=False)  # fmt: skip
+    assert seconds > 0
+    # partition_logp is the right model's: checked against its compiled logp on some draws
+    model, _ = workflow.build_model(data, constants.EB_HYPERPARAMETERS)
+    logp = model.compile_logp()
+    lab = idata.posterior["z"].values
+    lp = idata.sample_stats["partition_logp"].values
+    d = [float(logp({"z": lab[c, t]})) - lp[c, t] for c in range(2) for t in range(0, 3000, 301)]
+    assert np.ptp(d) < 1e-8
+    table = arviz_regen.regen_summary(idata, var_names="z", n_bootstrap=199)
+    stats = ["n_clusters", "partition_logp", "vi_ref0", "vi_ref1", "binder_ref0", "binder_ref1"]
+    assert (table.loc[stats, "r_hat"].astype(float) <= 1.01).all()
+    assert table.attrs["verdict_status"] == "FAIL" and table.attrs["decided_by"] == "hotelling_rs"
+
+
+def test_samplers_are_timed_the_same_way(monkeypatch):
+    """Both samplers' seconds exclude first-call compilation: each runs 5 untimed draws first."""
+    import pymc as pm
+
+    from pymc_partition.paper import workflow
+
+    calls = []
+    monkeypatch.setattr(pm, "sample", lambda **kw: calls.append((kw["draws"], kw["step"])) or object())
+    monkeypatch.setattr(workflow, "get_group", lambda idata, g: _FakePosterior())
+    monkeypatch.setattr(workflow, "make_steps", lambda z: {"gibbs": lambda: "G", "split_merge": lambda: "S"})
+    idatas, seconds = workflow.sample_both(pm.Model(), _FakeVar(), draws=100, chains=2, progressbar=False)
+    assert calls == [(5, "G"), (100, "G"), (5, "S"), (100, "S")] and set(seconds) == {"gibbs", "split_merge"}
+
+
+class _FakeVar:
+    name = "z"
+
+
+class _FakePosterior:
+    dims = {}

@@ -108,9 +108,10 @@ def test_missing_partition_logp(good_idx):
     with pytest.warns(UserWarning, match="most visited"):
         cc = arviz_regen.coclustering(idata)
     assert cc.attrs["regeneration_state"] == STATES[0].tolist()
-    with pytest.warns(UserWarning, match="no Hotelling-RS rows"):
+    with pytest.warns(UserWarning, match="no Hotelling-RS test, the chain-agreement test decides"):
         table = arviz_regen.regen_summary(idata)
     assert "n_clusters" in table.index and not any("hotelling" in r for r in table.index)
+    assert "chain_agreement" in table.index and "decided by chain_agreement" in table.attrs["verdict"]
     # another name for the log posterior
     idata2 = from_dict({"posterior": {"z": labels}, "sample_stats": {"lp_part": LOGP[good_idx]}})
     ds = arviz_regen.hotelling_rs(idata2, logp_var="lp_part", k=3, method="chi2", n_bootstrap=99)

@@ -1,4 +1,4 @@
-"""The verdict in the summary table and ``arviz-regen-summary --fail-below`` exit statuses."""
+"""The verdict of the summary table and ``arviz-regen-summary --fail-below`` exit statuses."""
 
 import json
 import os
@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import arviz_regen
-from arviz_regen.cli import EXIT_ERROR, EXIT_FAIL, EXIT_NO_VERDICT, EXIT_OK, _verdict, main
+from arviz_regen.cli import EXIT_ERROR, EXIT_FAIL, EXIT_NO_VERDICT, EXIT_OK, main
 from arviz_regen.state import canonicalize
 from arviz_regen.testing import iid_chain, make_idata, random_partitions, zipf_probs
 
@@ -60,28 +60,33 @@ def test_fail_below_fails_a_chain_with_wrong_frequencies(one_wrong_chain, tmp_pa
     out = capsys.readouterr().out
     verdict = out.strip().splitlines()[-1]
     assert verdict.startswith("verdict: FAIL at alpha=0.05")
-    assert "hotelling_rs[k=2]" in verdict and "hotelling_rs[k=3]" in verdict
+    assert "decided by hotelling_rs: states recur" in verdict
     assert "p_value_all" in out  # the table is printed first
-    # the verdict agrees with the table; without --fail-below the table alone, status 0
+    # the verdict agrees with the table and with the per-chain test of the wrong chain
     table = arviz_regen.regen_summary(one_wrong_chain, k=[2, 3], n_bootstrap=199)
     assert (table.loc[["hotelling_rs[k=2]", "hotelling_rs[k=3]"], "p_value_all"] < 0.05).all()
-    assert table.loc["hotelling_rs[k=2]", "p_value[2]"] < 0.05
+    assert table.attrs["verdict_status"] == "FAIL" and table.attrs["decided_by"] == "hotelling_rs"
+    assert arviz_regen.hotelling_rs(one_wrong_chain, k=2, n_bootstrap=199).p_value.values[2] < 0.05
+    # without --fail-below: the same table and verdict line, status 0
     assert main([path, "-k", "2", "3", *B]) == EXIT_OK
-    assert "verdict" not in capsys.readouterr().out
+    assert capsys.readouterr().out.strip().splitlines()[-1] == verdict
 
 
 def test_fail_below_passes_correct_iid_chains(good, tmp_path, capsys):
     path = _save(good, tmp_path, "good")
     assert main([path, "-k", "2", "3", "5", *B, "--fail-below", "0.05"]) == EXIT_OK
     verdict = capsys.readouterr().out.strip().splitlines()[-1]
-    assert verdict.startswith("verdict: PASS at alpha=0.05")
+    assert verdict.startswith("verdict: PASS at alpha=0.05") and "decided by hotelling_rs" in verdict
     table = arviz_regen.regen_summary(good, k=[2, 3, 5], n_bootstrap=199)
     assert (table.loc[[f"hotelling_rs[k={k}]" for k in (2, 3, 5)], "p_value_all"] >= 0.05).all()
-    # --method chi2 changes the per-chain p-values only; --seed reproduces them
+    assert (table["r_hat"].dropna() <= 1.01).all()
+    # per-chain p-values are not printed (no multiplicity control: not a verdict)
+    assert not any(str(c).startswith("p_value[") for c in table.columns)
+    # --method chi2 changes the per-chain p-values only, so not the table; --seed reproduces it
     assert main([path, "-k", "3", *B, "--method", "chi2", "--round", "6"]) == EXIT_OK
-    out = capsys.readouterr().out
-    ref = arviz_regen.hotelling_rs(good, k=[3], method="chi2", n_bootstrap=199)
-    assert f"{ref.p_value.values[0, 0]:.6f}"[:-1] in out
+    chi2_out = capsys.readouterr().out
+    assert main([path, "-k", "3", *B, "--round", "6"]) == EXIT_OK
+    assert capsys.readouterr().out == chi2_out
     runs = []
     for _ in range(2):
         assert main([path, "-k", "3", *B, "--seed", "7", "--round", "6"]) == EXIT_OK
@@ -89,22 +94,30 @@ def test_fail_below_passes_correct_iid_chains(good, tmp_path, capsys):
     assert runs[0] == runs[1]
 
 
-def test_fail_below_no_verdict_without_recurring_states(flat, tmp_path, capsys):
+def test_without_recurring_states_chain_agreement_decides(flat, tmp_path, capsys):
     path = _save(flat, tmp_path, "flat")
-    status = main([path, "-k", "2", "3", *B, "--fail-below", "0.05"])
-    assert status == EXIT_NO_VERDICT  # never 0 for a verdict that was not reached
+    assert main([path, "-k", "2", "3", *B, "--fail-below", "0.05"]) == EXIT_OK
     captured = capsys.readouterr()
     verdict = captured.out.strip().splitlines()[-1]
-    assert verdict.startswith("verdict: NOT REACHED") and "hotelling_rs[k=2]" in verdict
-    assert "NOT REACHED" in captured.err and "recurs too rarely" in captured.err
-    # without --fail-below: the table, status 0, and a warning that there is no verdict
-    assert main([path, "-k", "2", *B]) == EXIT_OK
-    assert "NOT REACHED" in capsys.readouterr().err
-    with pytest.warns(UserWarning, match="recurs too rarely"):
-        table = arviz_regen.regen_summary(flat, k=[2, 3], n_bootstrap=199)
-    row = table.loc["hotelling_rs[k=2]"]
-    assert np.isnan(row["p_value_all"]) and np.isnan(row["p_value[0]"])
-    assert row["n_tours_min"] == 0 and row["tours_visiting_min"] == 0
+    assert verdict.startswith("verdict: PASS") and "decided by chain_agreement: states do not recur" in verdict
+    table = arviz_regen.regen_summary(flat, k=[2, 3], n_bootstrap=199)
+    assert "chain_agreement" in table.index and not any(str(r).startswith("hotelling_rs") for r in table.index)
+    assert table.loc["chain_agreement", "p_value_all"] >= 0.05
+    assert {"vi_ref0", "binder_ref1", "n_clusters", "partition_logp"} <= set(table.index)
+
+
+def test_rhat_above_limit_is_never_a_pass(flat, tmp_path, capsys):
+    # the flat chains, but chain 1 shifted towards more clusters: a trace R-hat fails while
+    # the test of too few batches cannot decide or does not reject -> never PASS
+    from arviz_regen._containers import get_group
+
+    labels = get_group(flat, "posterior")["z"].values.copy()
+    rng = np.random.default_rng(3)
+    labels[1] = canonicalize(np.where(rng.random(labels[1].shape) < 0.3, rng.integers(0, 40, labels[1].shape), labels[1]))
+    idata = make_idata(labels.reshape(-1, labels.shape[-1]), np.arange(labels.shape[0] * labels.shape[1]).reshape(labels.shape[:2]), np.zeros(labels.shape[0] * labels.shape[1]))
+    table = arviz_regen.regen_summary(idata, n_bootstrap=199)
+    assert (table["r_hat"] > 1.01).any()
+    assert table.attrs["verdict_status"] != "PASS"
 
 
 def test_fail_below_without_log_posterior_and_errors(good, tmp_path, capsys):
@@ -115,8 +128,8 @@ def test_fail_below_without_log_posterior_and_errors(good, tmp_path, capsys):
         "sample_stats": get_group(good, "sample_stats").drop_vars("partition_logp"),
     })  # fmt: skip
     path = _save(no_logp, tmp_path, "nologp")
-    assert main([path, *B, "--fail-below", "0.05"]) == EXIT_NO_VERDICT
-    assert "NOT REACHED" in capsys.readouterr().out
+    assert main([path, *B, "--fail-below", "0.05"]) == EXIT_OK
+    assert "decided by chain_agreement: no log posterior" in capsys.readouterr().out
     good_path = _save(good, tmp_path, "good")
     for alpha in ("1.5", "0", "abc"):
         assert main([good_path, "--fail-below", alpha]) == EXIT_ERROR
@@ -139,16 +152,38 @@ def test_unexpected_error_is_status_2_not_1(good, tmp_path, capsys, monkeypatch)
 
 
 def test_verdict_rules():
-    def table(*p):
-        return pd.DataFrame({"p_value_all": p}, index=[f"hotelling_rs[k={k}]" for k in range(2, 2 + len(p))])
+    import xarray as xr
 
-    assert _verdict(table(0.2, 0.05), 0.05)[0] == EXIT_OK  # at least alpha passes
-    status, line = _verdict(table(0.2, 0.0496), 0.05)  # judged on unrounded p-values
-    assert status == EXIT_FAIL and "hotelling_rs[k=3]" in line and "hotelling_rs[k=2]" not in line
-    status, line = _verdict(table(np.nan, 0.01), 0.05)  # a failure is a verdict even if another K has none
-    assert status == EXIT_FAIL and "no verdict for hotelling_rs[k=2]" in line
-    assert _verdict(table(np.nan, 0.5), 0.05)[0] == EXIT_NO_VERDICT
-    assert _verdict(pd.DataFrame({"mean": [1.0]}, index=["n_clusters"]), 0.05)[0] == EXIT_NO_VERDICT
+    from arviz_regen.verdict import decide
+
+    def hot(p, n_tours=(50, 60)):
+        return xr.Dataset(
+            {"p_value_all": (("k",), np.array(p, dtype=float)), "n_tours": (("chain",), np.array(n_tours))},
+            coords={"k": [2, 3][: len(p)], "chain": [0, 1]},
+        )
+
+    stats = pd.DataFrame({"r_hat": [1.001, 1.004], "ess_bulk": [900.0, 800.0]}, index=["n_clusters", "vi_ref0"])
+    assert decide(hot([0.2, 0.05]), None, stats, 2).status == "PASS"  # at least alpha passes
+    v = decide(hot([0.2, 0.0496]), None, stats, 2)  # judged on unrounded p-values
+    assert v.status == "FAIL" and "k=3" in v.line and v.exit_status == EXIT_FAIL
+    assert decide(hot([np.nan, 0.01]), None, stats, 2).status == "FAIL"  # a failure is a verdict
+    assert decide(hot([np.nan, np.nan]), None, stats, 2).status == "NOT REACHED"
+    # a failing R-hat or too small an ESS beside a test that does not reject: never a pass
+    bad = stats.assign(r_hat=[1.03, 1.0])
+    v = decide(hot([0.4, 0.5]), None, bad, 2)
+    assert v.status == "NOT REACHED" and "R-hat of n_clusters is 1.030 > 1.01" in v.line and v.exit_status == EXIT_NO_VERDICT
+    v = decide(hot([0.4, 0.5]), None, stats.assign(ess_bulk=[150.0, 900.0]), 2)
+    assert v.status == "NOT REACHED" and "bulk ESS of n_clusters" in v.line
+    # but a rejection is a FAIL whatever R-hat says
+    assert decide(hot([0.01, 0.5]), None, bad, 2).status == "FAIL"
+    # too few tours: the chain-agreement test decides, and says why
+    agree = xr.Dataset({"p_value_all": 0.3, "p_value_traces": 0.3, "p_value_coclustering": 0.5, "n_pairs_disagreeing": 0})
+    agree.attrs.update(decided=1)
+    v = decide(hot([0.018, 0.5], n_tours=(2, 0)), agree, stats, 2)
+    assert v.status == "PASS" and v.method == "chain_agreement" and "chain 1 has 0 whole tours" in v.line
+    agree.attrs.update(decided=0, reason="the chains are too short")
+    v = decide(hot([0.018, 0.5], n_tours=(2, 0)), agree, stats, 2)
+    assert v.status == "NOT REACHED" and "too short" in v.line
 
 
 def test_plot_hotelling_rs_says_when_there_is_no_test(flat):

@@ -161,12 +161,12 @@ def closing_table(*, eb_comparison, readings, diagnostics, real_data=True) -> Ta
     """
     import pandas as pd
 
-    from .workflow import BIG_ERROR_COLUMN, SAMPLER_LABELS
+    from .workflow import BIG_ERROR_COLUMN, P_VALUE_COLUMN, SAMPLER_LABELS
 
     gibbs = diagnostics.loc[SAMPLER_LABELS["gibbs"]]
     sm = diagnostics.loc[SAMPLER_LABELS["split_merge"]]
     cv_col = [c for c in diagnostics.columns if c.startswith("max CV @ draw")][0]
-    p_cols = [c for c in diagnostics.columns if c.startswith("p-value K=")]
+    p_cols = [c for c in diagnostics.columns if c.startswith(f"{P_VALUE_COLUMN} K=")]
     ks = [c.split("=")[1] for c in p_cols]
     rows = []
     if eb_comparison is not None:
@@ -186,7 +186,7 @@ def closing_table(*, eb_comparison, readings, diagnostics, real_data=True) -> Ta
          f"{gibbs['max |error|']:.3f}", gibbs["max |error|"] < 0.02, "below 0.02"),
         ("Gibbs: Hotelling-RS p-values", "fluctuate freely in (0, 1)",
          ", ".join(f"K={k}: {float(gibbs[c]):.2g}" for k, c in zip(ks, p_cols)),
-         bool((gibbs[p_cols].astype(float) > 0.001).all()), "all above 0.001 at the end"),
+         bool((gibbs[p_cols].astype(float) > 0.001).all()), "all above 0.001 at the end (p_value_all)"),
         ("split-merge: max |ρ̂ − ρ| at the end", f"{lo:.0%}–{hi:.0%} for a good portion of the pairs",
          f"{sm['max |error|']:.3f} (pairs above {lo:g}: {sm[BIG_ERROR_COLUMN]:.0%})",
          sm["max |error|"] >= lo, f"max at least {lo:g}"),
@@ -195,7 +195,7 @@ def closing_table(*, eb_comparison, readings, diagnostics, real_data=True) -> Ta
          f"{sm[cv_col]:.3f}", sm[cv_col] < constants.CV_THRESHOLD, f"below {constants.CV_THRESHOLD:g}"),
         ("split-merge: Hotelling-RS p-values", "unequivocally reject convergence, for every K",
          ", ".join(f"K={k}: {float(sm[c]):.2g}" for k, c in zip(ks, p_cols)),
-         bool((sm[p_cols].astype(float) < 0.01).all()), "all below 0.01 (smallest over chains)"),
+         bool((sm[p_cols].astype(float) < 0.01).all()), "all below 0.01 (p_value_all: all chains)"),
     ]  # fmt: skip
     frame = pd.DataFrame(rows, columns=["quantity", "paper", "this run", "agrees", "criterion"]).set_index("quantity")
     frame["agrees"] = [("yes" if ok else "no") for ok in frame["agrees"]] if real_data else "n/a (simulated data)"

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
+import types
 
 from ._after_import import when_imported
 
@@ -106,6 +108,21 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """The package's module type: after importing a submodule, the import system binds it on
+    the package (``arviz_regen.consensus = <module>``); where a public function has its
+    submodule's name (``consensus``, ``coclustering``, ``point_estimate``, ...), the name stays
+    the function's, as with eager ``from .consensus import consensus``."""
+
+    def __setattr__(self, name, value):
+        if isinstance(value, types.ModuleType) and _API.get(name) == name:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def _register_with_arviz(az):

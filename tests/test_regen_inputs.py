@@ -459,3 +459,20 @@ def test_negative_labels_are_refused_as_such():
         with pytest.raises(ValueError, match=r"hold 1 negative value\(s\) \(e.g. -1\).*unassigned") as info:
             fn(labels, logp=logp)
         assert "NUTS" not in str(info.value)
+
+
+def test_public_functions_keep_their_names_after_their_submodules_are_imported():
+    """``consensus``, ``coclustering``, ``point_estimate``, ... are both submodules and public
+    functions: importing a submodule (as other modules do) must not rebind the package's name
+    to the module (``arviz_regen.consensus(x)`` raised "'module' object is not callable")."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib, arviz_regen\n"
+        "for name in ('consensus', 'coclustering', 'point_estimate', 'credible_ball', 'partition_loss'):\n"
+        "    importlib.import_module('arviz_regen.' + name)\n"
+        "    assert callable(getattr(arviz_regen, name)), name\n"
+        "    assert getattr(arviz_regen, name).__module__ == 'arviz_regen.' + name, name\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -13,7 +13,6 @@ import sys
 import warnings
 from pathlib import Path
 
-from .verdict import EXIT_STATUS
 
 __all__ = ["main", "open_inference_data", "save_inference_data"]
 
@@ -208,6 +207,8 @@ def main(argv=None):
     for msg in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning)):
         print(f"warning: {msg}", file=sys.stderr)
     print(table.attrs["verdict"])
+    from .verdict import EXIT_STATUS  # here: the verdict module imports xarray
+
     status = EXIT_STATUS[table.attrs["verdict_status"]]
     if args.fail_below is None:
         return EXIT_OK

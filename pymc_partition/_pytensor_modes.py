@@ -34,15 +34,21 @@ __all__ = ["numba_mode", "compile_function", "python_function"]
 @functools.lru_cache(maxsize=1)
 def numba_mode():
     """``get_mode("NUMBA")`` without the sparse ``local_usmm`` rewrite (see the module docstring)."""
-    import importlib
-
     from pytensor.compile.mode import get_mode
 
-    try:  # registers `local_usmm` before it is excluded (PyTensor 3.3 imports it lazily)
+    _register_sparse_rewrites()
+    return get_mode("NUMBA").excluding("local_usmm")
+
+
+def _register_sparse_rewrites():
+    """Import ``pytensor.sparse``, which registers ``local_usmm``, before it is excluded
+    (PyTensor 3.3 imports it lazily; see the module docstring)."""
+    import importlib
+
+    try:
         importlib.import_module("pytensor.sparse")
     except ImportError:  # scipy.sparse missing: then nothing registers the rewrite either
         pass
-    return get_mode("NUMBA").excluding("local_usmm")
 
 
 def compile_function(inputs, outputs, mode=None, **kwargs):
@@ -66,7 +72,9 @@ def python_function(inputs, outputs):
     from pytensor.compile.mode import Mode
 
     outputs = _inline_op_from_graphs(list(inputs), outputs)
-    mode = Mode(linker="py", optimizer="fast_run").excluding("fusion", "inplace")
+    _register_sparse_rewrites()
+    # `local_usmm` searches for a C BLAS and warns (see the module docstring)
+    mode = Mode(linker="py", optimizer="fast_run").excluding("fusion", "inplace", "local_usmm")
     return pytensor.function(inputs, outputs, mode=mode, on_unused_input="ignore")
 
 

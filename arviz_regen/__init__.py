@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
+import types
 
 from ._after_import import when_imported
 
@@ -100,6 +102,21 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """The package's module type: a submodule named like a public function (``coclustering``,
+    ``consensus``, ``point_estimate``, ...) does not replace the function's name when it is
+    imported (Python binds each imported submodule on its package); the name stays the function,
+    as the eager imports of the package left it. ``importlib.import_module`` gives the module."""
+
+    def __setattr__(self, name, value):
+        if name in _API and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def _register_with_arviz(az):

@@ -298,9 +298,14 @@ class HyperparameterReader:
             family = self.op.family.with_values(**numbers)
         else:
             family = self.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
-        if np.isnan(log_g).any() or not np.all(np.isfinite(stats)) or not np.all(np.isfinite(item_lm)):
+        if np.isnan(log_g).any() or not np.all(np.isfinite(stats)):
             raise ValueError(
                 f"At {dict(zip(self.names, values))} the partition's prior tables or likelihood "
-                "are not finite: a hyperparameter is outside its domain."
+                "statistics are not finite: a hyperparameter is outside its domain."
             )
+        if not np.all(np.isfinite(item_lm)):
+            from .families.evaluability import check_log_marginals
+
+            at = dict(zip(self.names, values))
+            check_log_marginals(family, stats, item_lm, lambda i: f"item {i} alone (at {at})")
         return HyperparameterNumbers(log_g, log_h, stats, family, item_lm)

@@ -201,7 +201,8 @@ def test_partition_steps_read_random_parameters_from_the_point():
     [(lambda: pmp.DirichletProcess(pm.Normal("alpha", 0, 1)), r"`alpha` must be positive.*\(Normal\)"),
      (lambda: pmp.PitmanYor(1.0, d=pm.Normal("d", 0.3, 0.1)), r"`d` must be in \[0, 1\)"),
      (lambda: pmp.PitmanYor(pm.Normal("a", 2, 1), d=0.5), r"`alpha` must be greater than -d = -0.5"),
-     (lambda: pmp.MixtureOfFiniteMixtures("geometric", k_param=pm.Uniform("q", 0, 2)), r"`k_param` must be in \(0, 1\]"),
+     (lambda: pmp.MixtureOfFiniteMixtures("geometric", k_param=pm.Uniform("q", 0, 2)),
+      r"`k_param` must be in \(0, 1\]"),
      (lambda: pmp.MixtureOfFiniteMixtures(gamma=pm.StudentT("g", 3)), "`gamma` must be positive")],
 )  # fmt: skip
 def test_prior_parameter_whose_distribution_leaves_its_domain_is_refused_when_built(make, match):

@@ -172,7 +172,8 @@ def test_monitor_cuts_the_chains_it_stops_to_the_decided_draws(states):
             for c in (0, 0, 0, 1) if t < 1000 else (1,):
                 traces[c].draw_idx += 1
                 n = traces[c].draw_idx - (7, 3)[c] - 1
-                mon(trace=traces[c], draw=_Draw(c, {"z": states[idx[c, n]]}, [{"partition_logp": np.log(PROBS[idx[c, n]])}]))
+                stats = [{"partition_logp": np.log(PROBS[idx[c, n]])}]
+                mon(trace=traces[c], draw=_Draw(c, {"z": states[idx[c, n]]}, stats))
     assert mon.decision["stopped_at"] == 500
     assert [tr.draw_idx for tr in traces] == [7 + 500, 3 + 500]
 
@@ -195,7 +196,8 @@ def test_annotate_refuses_draws_the_monitor_did_not_decide_on(states):
             for c in range(2):
                 mon(draw=_Draw(c, {"z": states[idx[c, t]]}, [{"partition_logp": np.log(PROBS[idx[c, t]])}]))
     assert mon.decision["stopped_at"] == 500
-    with pytest.raises(ValueError, match=r"holds 1 chain\(s\) x 2000 draws, but the monitor watched 2 chain\(s\) of \[500, 500\]"):
+    message = r"holds 1 chain\(s\) x 2000 draws, but the monitor watched 2 chain\(s\) of \[500, 500\]"
+    with pytest.raises(ValueError, match=message):
         mon.annotate(make_idata(states, idx[:1], np.log(PROBS)))
     assert "convergence_monitor" in group_names(mon.annotate(make_idata(states, idx[:, :500], np.log(PROBS))))
 

@@ -282,7 +282,7 @@ class ConjugateFamily(RandomParams):
                 out.append((pt.all(pt.and_(v > 0, v < 1)), f"0 < {k} < 1"))
             if k in self._magnitude_limits:
                 limit = self._magnitude_limits[k]
-                out.append((pt.all(pt.le(pt.abs(v), limit)), f"|{k}| <= {limit:g}"))
+                out.append((pt.all(pt.le(pt.abs(v), np.float64(limit))), f"|{k}| <= {limit:g}"))
         return out
 
     def item_stats_graph(self, values, item_index, n_items):

@@ -129,7 +129,9 @@ class NormalInverseGamma(ConjugateFamily):
         # (never used: masked) is read as one row of zeros, so gradients stay finite
         n_rows = pt.switch(pt.gt(n, 0), n, 1.0)
         mean = s1 / n_rows
-        spread = pt.maximum(s2 - s1 * mean, 0.0)
+        # one row has no spread: exactly 0, not the rounding of s2 - s1^2 (which a fused
+        # multiply-add makes about 1e-16 s2: all of beta_n when beta0 is tiny)
+        spread = pt.switch(pt.gt(n, 1), pt.maximum(s2 - s1 * mean, 0.0), 0.0)
         r = 0.5 * (spread + n * kappa0 / (kappa0 + n) * (mean - mu0) ** 2)
         # log(beta_n / beta0): log1p where r is small against beta0, a difference of logs where
         # r / beta0 could overflow (each branch sees only its own range)

@@ -217,7 +217,8 @@ class NormalInverseWishart(ConjugateFamily):
         # used: masked) is read as one row of zeros
         n_rows = pt.switch(pt.gt(n, 0), n, 1.0)
         mean = s1 / n_rows[..., None]
-        scatter = s2 - s1[..., :, None] * mean[..., None, :]
+        # one row has no scatter: exactly 0, not the rounding of s2 - s1 s1^T (see NIG)
+        scatter = pt.switch(pt.gt(n, 1)[..., None, None], s2 - s1[..., :, None] * mean[..., None, :], 0.0)
         delta = mean - mu0
         shrink = n * kappa0 / (kappa0 + n)
         psi_n = self.psi0 + scatter + shrink[..., None, None] * delta[..., :, None] * delta[..., None, :]

@@ -71,7 +71,7 @@ def parser():
     p.add_argument("--dpi", type=_int_option("dpi"), default=90,
                    help="resolution of the PNG figures, {}-{} (default 90)".format(*INT_BOUNDS["dpi"]))  # fmt: skip
     p.add_argument("--force", action="store_true",
-                   help="replace the files of an earlier run in --out (without it such a folder is refused)")  # fmt: skip
+                   help="replace the files of an earlier run in --out (else such a folder is refused)")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     return p
 

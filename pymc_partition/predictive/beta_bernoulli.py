@@ -10,7 +10,8 @@ transcendental function; moving an item refreshes the ``V`` cached logarithms it
 normaliser. Items with several rows take the direct formula (log rising factorials,
 :mod:`pymc_partition._special`).
 
-Cache of a cluster: ``[-sum_v log(a_v + b_v + n), log(a_v + S_v) (V), log(b_v + n - S_v) (V)]``.
+Cache of a cluster: ``[-sum_v log(a_v + b_v + n), log(a_v + S_v) (V), log(b_v + n - S_v) (V)]``
+(``n - S_v`` formed first: a tiny ``b_v`` added to ``n`` before ``S_v`` is taken away is lost).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def _fill(params, stats, cache, c):
     cache[c, 0] = _normaliser(params, n)
     for v in range(V):
         cache[c, 1 + v] = math.log(params[1 + v] + stats[c, 1 + v])
-        cache[c, 1 + V + v] = math.log(params[1 + V + v] + n - stats[c, 1 + v])
+        cache[c, 1 + V + v] = math.log(params[1 + V + v] + (n - stats[c, 1 + v]))
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -64,7 +65,7 @@ def _pred_one(params, stats, cache, c, aux, i):
     for v in range(V):
         a, b = params[1 + v], params[1 + V + v]
         S, s = stats[c, 1 + v], aux[i, 1 + v]
-        tot += _lr(a + S, s) + _lr(b + n - S, r - s) - _lr(a + b + n, r)
+        tot += _lr(a + S, s) + _lr(b + (n - S), r - s) - _lr(a + b + n, r)
     return tot
 
 
@@ -87,7 +88,7 @@ def _add(ctx, c, i, lp):
         if aux[i, 1 + v] == 1.0:
             cache[c, 1 + v] = math.log(params[1 + v] + stats[c, 1 + v])
         else:
-            cache[c, 1 + V + v] = math.log(params[1 + V + v] + n - stats[c, 1 + v])
+            cache[c, 1 + V + v] = math.log(params[1 + V + v] + (n - stats[c, 1 + v]))
 
 
 @numba.njit(**_NJIT)

@@ -1,19 +1,20 @@
 """Predictive form of :class:`~pymc_partition.NormalInverseGamma`.
 
-Per variable, a cluster of ``n`` rows has ``kappa = kappa0 + n``, ``alpha = alpha0 + n/2``, mean
-offset ``m = D / kappa`` (``D = sum (y - mu0)``) and ``beta = beta0 + (Q - D^2/kappa)/2``
-(``Q = sum (y - mu0)^2``), computed as ``beta0 + (scatter about the cluster mean + n kappa0/kappa
-(mean - mu0)^2)/2``, without the cancellation of raw moments at extreme ``kappa0`` or ``mu0``. An item with ``r`` rows, mean offset ``ybar = d / r`` and within-item
-scatter ``W = q - d^2/r`` moves ``beta`` to
-``beta' = beta + W/2 + kappa r / (2 kappa') (ybar - m)^2`` with ``kappa' = kappa + r``, so
+Per variable, a cluster of ``n`` rows has ``kappa = kappa0 + n``, ``alpha = alpha0 + n/2``,
+posterior mean ``m = mean - kappa0/kappa (mean - mu0)`` and ``beta = beta0 + (scatter about the
+cluster mean + n kappa0/kappa (mean - mu0)^2)/2``: centred, without the cancellation of raw
+moments at extreme ``kappa0`` or ``mu0``. An item with ``r`` rows, mean ``ybar`` and within-item
+scatter ``W`` moves ``beta`` to ``beta' = beta + W/2 + kappa r / (2 kappa') (ybar - m)^2`` with
+``kappa' = kappa + r``, so
 
     lm(S + x) - lm(S) = T[n] - sum_v (r/2) log beta_v - sum_v alpha'_v log1p(u_v / beta_v),
     u_v = W_v/2 + kappa r/(2 kappa') (ybar_v - m_v)^2
 
 where ``alpha' = alpha + r/2`` and ``T[n] = sum_v [-r/2 log(2 pi) + (log kappa - log kappa')/2 +
 lgamma(alpha') - lgamma(alpha)]`` depends on ``n`` only and is tabulated for the most common item
-row count ``r`` (log rising factorials, :mod:`pymc_partition._special`: exact for any ``alpha0``). A candidate costs one ``log1p`` per variable; items with another row count take
-the direct formula.
+row count ``r`` (log rising factorials, :mod:`pymc_partition._special`: exact for any
+``alpha0``). A candidate costs one ``log1p`` per variable; items with another row count take the
+direct formula.
 
 Cache of a cluster: ``[T[n] - sum_v (r/2) log beta_v, (m_v, kappa r/(2 kappa' beta_v),
 1/(2 beta_v), alpha'_v) for each v]``. Per-item terms: ``[r, (ybar_v, W_v) for each v]``. The log
@@ -44,17 +45,20 @@ _HEAD = 3
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def _cluster(params, stats, c, v):
-    """``(kappa, alpha, m, beta - beta0)`` of variable ``v`` of slot ``c``."""
+    """``(kappa, alpha, mu_n, beta - beta0)`` of variable ``v`` of slot ``c`` (``mu_n``, the
+    posterior mean, as the cluster mean moved towards ``mu0``: no cancellation when ``mu0`` is
+    far from the data)."""
     V = int(params[0])
     n = stats[c, 0]
     mu0, kappa0 = params[_HEAD + v], params[_HEAD + V + v]
     s1 = stats[c, 1 + v]
     rows = n if n > 0.0 else 1.0
     mean = s1 / rows
-    spread = max(stats[c, 1 + V + v] - s1 * mean, 0.0)
+    spread = max(stats[c, 1 + V + v] - s1 * mean, 0.0) if n > 1.0 else 0.0
     kap = kappa0 + n
     excess = 0.5 * (spread + n * kappa0 / kap * (mean - mu0) ** 2)
-    return kap, params[_HEAD + 2 * V + v] + 0.5 * n, (s1 - n * mu0) / kap, excess
+    mu_n = mean - kappa0 / kap * (mean - mu0) if n > 0.0 else mu0
+    return kap, params[_HEAD + 2 * V + v] + 0.5 * n, mu_n, excess
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -83,7 +87,7 @@ def _init(ctx, c):
         lm -= params[_HEAD + 2 * V + v] * log_ratio + 0.5 * stats[c, 0] * log_beta
         o = 1 + 4 * v
         cache[c, o] = m
-        cache[c, o + 1] = 0.5 * kap * r / ((kap + r) * beta)
+        cache[c, o + 1] = kap / (kap + r) * (0.5 * r / beta)  # kap (kap + r) beta overflows
         cache[c, o + 2] = 0.5 / beta
         cache[c, o + 3] = alpha + 0.5 * r
     cache[c, 0] = K
@@ -163,7 +167,7 @@ def normal_inverse_gamma_form(family, item_stats):
     s1, s2 = X[:, 1 : 1 + V], X[:, 1 + V : 1 + 2 * V]
     aux = np.empty((X.shape[0], 1 + 2 * V))
     aux[:, 0] = rows
-    aux[:, 1::2] = (s1 - rows[:, None] * mu0) / rows[:, None]  # item mean - mu0
+    aux[:, 1::2] = s1 / rows[:, None]  # item mean
     aux[:, 2::2] = np.maximum(s2 - s1**2 / rows[:, None], 0.0)  # scatter about the item mean
     return PredictiveForm(
         "NormalInverseGamma", params, aux, 1 + 4 * V, _pred, _remove, _add, _init

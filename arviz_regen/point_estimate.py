@@ -185,14 +185,15 @@ def point_estimate(
             route = "psm" if spec.name == "binder" and n <= PSM_ROUTE_MAX_ITEMS else "draws"
         psm = None
         if route == "psm":
-            from .coclustering import pair_frequencies
+            from .coclustering import chain_frequencies
 
-            psm = pair_frequencies(pdraws.labels, weights)
+            psm = chain_frequencies(pdraws.index, pdraws.labels)
         res = salso_search(
             None if psm is not None else pdraws.labels,
             weights,
             spec,
             psm=psm,
+            index=None if psm is not None else pdraws.index,
             max_clusters=max_clusters,
             n_runs=n_runs,
             max_zealous=max_zealous,

@@ -57,31 +57,57 @@ _SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
 
 
 @lazy_njit(cache=True)
-def _psm_op(what, psm, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
-    """The "psm" route: scores and losses from the co-clustering matrix (nothing to update).
+def _psm_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
+    """The "psm" route: scores and losses from the co-clustering matrix ρ.
 
-    _SCORE: acc[k] = 2 Σ_{j ∈ k} ρ_ij + 1 (i unallocated); _LOSS: the expected Binder loss.
+    ``d`` = (ρ, S) with S[0, j, k] = Σ_{l ∈ k} ρ_jl kept up to date by the moves (O(n) a move,
+    O(K) a score instead of O(n)), S[1] a copy (zealous updates); ``truth_term`` Σ_{i<j} ρ_ij.
+    _SCORE: acc[k] = 2 Σ_{j ∈ k, j ≠ i} ρ_ij + 1 (k1: the cluster of i, −1: none); _LOSS: the
+    expected Binder loss. The other requests as for :func:`_track_op`.
     """
+    psm, S2 = d
+    S = S2[0]
+    saved = S2[1]
     n = lab.shape[0]
     if what == 0:
         for k in range(K):
-            acc[k] = 0.0
-        for j in range(n):
-            lj = lab[j]
-            if lj >= 0:
-                acc[lj] += psm[i, j]
+            acc[k] = S[i, k]
+        if k1 >= 0:
+            acc[k1] -= psm[i, i]
         for k in range(K):
             acc[k] = 2.0 * acc[k] + 1.0
+    elif what == 1:
+        for j in range(n):
+            if k1 >= 0:
+                S[j, k1] -= psm[i, j]
+            if k2 >= 0:
+                S[j, k2] += psm[i, j]
+    elif what == 2 or what == 3:
+        for j in range(n):
+            S[j, k1] = S[j, k2] if what == 3 else 0.0
+            if what == 3:
+                S[j, k2] = 0.0
+    elif what == 4 or what == 6:
+        k_top = S.shape[1] if what == 4 else max(K, k1)
+        for j in range(n):
+            for k in range(k_top):
+                S[j, k] = 0.0
+            if what == 6:
+                for k in range(K):
+                    S[j, imap[k]] = saved[j, k]
+    elif what == 5:
+        for j in range(n):
+            for k in range(K):
+                saved[j, k] = S[j, k]
     elif what == 7:
-        tot = 0.0
-        for p in range(n):
-            for j in range(p + 1, n):
-                x = psm[p, j]
-                if lab[p] == lab[j]:
-                    tot += (2.0 - a) * (1.0 - x)
-                else:
-                    tot += a * x
-        return tot
+        # a Σ ρ over all pairs, corrected on the pairs together: (2 − a)(1 − ρ) − a ρ each
+        together = 0.0
+        inside = 0.0
+        for k in range(K):
+            together += 0.5 * size[k] * (size[k] - 1)
+        for j in range(n):
+            inside += S[j, lab[j]] - psm[j, j]
+        return a * truth_term + (2.0 - a) * together - inside
     return 0.0
 
 
@@ -89,11 +115,13 @@ def _psm_op(what, psm, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
 def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
     """The "draws" route on tracks (:mod:`arviz_regen.cluster_tracks`).
 
-    ``d``: seg_ptr, seg_track, seg_g1, seg_g2, epoch weight, epoch_start, the tables G, G(· − 1)
-    and F, cnt (epochs × clusters: items of each estimate cluster in the epoch), Q and Qm
-    (running sums along each track of w G(cnt) and w G(cnt − 1); track τ's sums at rows
-    epoch_start[τ] + τ … epoch_start[τ + 1] + τ), dirty (per track and cluster, the first epoch
-    whose running sums are stale; −1: none) and a copy of cnt (zealous updates).
+    ``d`` = (ptr, seg, w, tab, cnt, QQ, dirty) (few arrays: each is unpacked at every call): ptr
+    the segments of each item (seg_ptr, n + 1) then the first epoch of each track (epoch_start);
+    seg the track, first and past-the-last epoch of each segment; w the epochs' weights; tab the
+    tables G, G(· − 1) and F; cnt[0] the items of each estimate cluster per epoch, cnt[1] a copy
+    (zealous updates); QQ[0], QQ[1] running sums along each track of w G(cnt) and w G(cnt − 1)
+    (track τ's at rows epoch_start[τ] + τ … epoch_start[τ + 1] + τ); dirty, per track and
+    cluster, the first epoch whose running sums are stale (−1: none).
 
     _SCORE: acc[k] = Σ_t w_t G(n_{t,k,l_t(i)}) over the draws with i taken out of its cluster k1
     (−1: unallocated); _MOVE: i from cluster k1 to k2 (−1: none); _CLEAR: cluster k1 empty;
@@ -101,7 +129,19 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
     counts of K clusters / put them back under labels imap[k] (k1: the clusters before);
     _LOSS: the expected loss. Columns of cnt from K on are zero, their running sums stale.
     """
-    seg_ptr, seg_track, seg_g1, seg_g2, w, ep_start, G, Gm, F, cnt, Q, Qm, dirty, saved = d
+    ptr, seg, w, tab, cnt2, QQ, dirty = d
+    seg_ptr = ptr[: lab.shape[0] + 1]
+    ep_start = ptr[lab.shape[0] + 1 :]
+    seg_track = seg[0]
+    seg_g1 = seg[1]
+    seg_g2 = seg[2]
+    G = tab[0]
+    Gm = tab[1]
+    F = tab[2]
+    cnt = cnt2[0]
+    saved = cnt2[1]
+    Q = QQ[0]
+    Qm = QQ[1]
     n_tracks = ep_start.shape[0] - 1
     k_alloc = cnt.shape[1]
     if what == 0:
@@ -192,11 +232,9 @@ def _shuffle(x, m):
 
 
 @lazy_njit(cache=True)
-def _compact(op, d, lab, size, acc, imap, c, K, a, scale, truth_term):
-    """Cluster c is empty: the last cluster takes its label (labels stay 0 … K − 2)."""
-    last = K - 1
+def _take_label(lab, size, c, last):
+    """Cluster c is empty: cluster ``last`` takes its label (labels stay 0 … last − 1)."""
     if c != last:
-        op(np.int64(3), d, lab, size, acc, imap, np.int64(0), c, last, K, a, scale, truth_term)
         size[c] = size[last]
         size[last] = 0
         for j in range(lab.shape[0]):
@@ -218,7 +256,7 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
     """
     np.random.seed(seed)
     # typed values, not literals: a literal argument would compile the route function again
-    W0, W1, W2 = np.int64(0), np.int64(1), np.int64(2)
+    W0, W1, W2, W3 = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
     W4, W5, W6, W7 = np.int64(4), np.int64(5), np.int64(6), np.int64(7)
     ZERO = np.int64(0)
     NONE = np.int64(-1)
@@ -288,7 +326,9 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
                     lab[j] = -1
             op(W2, d, lab, size, acc, imap, ZERO, c, NONE, K, a, scale, truth_term)
             size[c] = 0
-            K = _compact(op, d, lab, size, acc, imap, c, K, a, scale, truth_term)
+            if c != K - 1:  # the last cluster takes the label of the empty one
+                op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+            K = _take_label(lab, size, c, K - 1)
         # shuffled for a zealous update; in random order at the start
         if attempt >= 0 or init == 0:
             _shuffle(pend, n_pend)
@@ -348,8 +388,10 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
                 size[best] += 1
                 if best == K:
                     K += 1
-                if best != c and emptied:
-                    K = _compact(op, d, lab, size, acc, imap, c, K, a, scale, truth_term)
+                if best != c and emptied:  # the last cluster takes the label of the empty one
+                    if c != K - 1:
+                        op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                    K = _take_label(lab, size, c, K - 1)
             if not changed:
                 break
         n_scans += scans
@@ -457,10 +499,10 @@ class _TrackRoute:
             )
         t = self.tracks
         self.data = (
-            t.seg_ptr, t.seg_track, t.seg_g1, t.seg_g2, t.epoch_weight, t.epoch_start, self.G, self.Gm,
-            self.F, np.zeros((E, k_alloc), dtype=np.int32), np.zeros((E + n_tr, k_alloc)),
-            np.zeros((E + n_tr, k_alloc)), np.zeros((n_tr, k_alloc), dtype=np.int64),
-            np.zeros((E, k_alloc), dtype=np.int32),
+            np.concatenate([t.seg_ptr, t.epoch_start]), np.stack([t.seg_track, t.seg_g1, t.seg_g2]),
+            t.epoch_weight, np.stack([self.G, self.Gm, self.F[: self.G.size]]),
+            np.zeros((2, E, k_alloc), dtype=np.int32), np.zeros((2, E + n_tr, k_alloc)),
+            np.zeros((n_tr, k_alloc), dtype=np.int64),
         )  # fmt: skip
         return self.data
 
@@ -526,7 +568,8 @@ def salso_search(
         n = psm.shape[0]
         kcap = n if max_clusters is None else int(max_clusters)
         _, G = _tables(Loss("binder", 1.0), n)
-        op, scale, truth_term, route_data = _psm_op, 0.5, 0.0, None
+        op, scale = _psm_op, 0.5
+        truth_term = float(np.triu(psm, 1).sum())  # Σ_{i<j} ρ_ij
         k_random = int(round(np.sqrt(n)))
         route = "psm"
         w = None
@@ -581,7 +624,7 @@ def salso_search(
                 size = np.zeros(k_alloc, dtype=np.int64)
                 acc = np.zeros(k_alloc + 1)
                 imap = np.zeros(n + k_alloc + 1, dtype=np.int64)
-                d = psm if route == "psm" else tracks.resize(k_alloc)
+                d = (psm, np.zeros((2, n, k_alloc))) if route == "psm" else tracks.resize(k_alloc)
             out = _run(
                 op, d, lab, size, acc, imap, work, G, float(spec.a), float(scale), truth_term, kcap,
                 k_random, init, start, int(seeds[r]), int(max_scans), int(max_zealous),

@@ -120,8 +120,9 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
     seg the track, first and past-the-last epoch of each segment; w the epochs' weights; tab the
     tables G, G(· − 1) and F; cnt[0] the items of each estimate cluster per epoch, cnt[1] a copy
     (zealous updates); QQ[0], QQ[1] running sums along each track of w G(cnt) and w G(cnt − 1)
-    (track τ's at rows epoch_start[τ] + τ … epoch_start[τ + 1] + τ); dirty, per track and
-    cluster, the first epoch whose running sums are stale (−1: none).
+    (track τ's at rows epoch_start[τ] + τ … epoch_start[τ + 1] + τ); dirty[0], dirty[1], per track
+    and cluster, the first epoch whose running sums QQ[0], QQ[1] are stale (−1: none); QQ[1] is
+    read only for an item's own cluster, so it is brought up to date separately.
 
     _SCORE: acc[k] = Σ_t w_t G(n_{t,k,l_t(i)}) over the draws with i taken out of its cluster k1
     (−1: unallocated); _MOVE: i from cluster k1 to k2 (−1: none); _CLEAR: cluster k1 empty;
@@ -135,13 +136,9 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
     seg_track = seg[0]
     seg_g1 = seg[1]
     seg_g2 = seg[2]
-    G = tab[0]
-    Gm = tab[1]
     F = tab[2]
     cnt = cnt2[0]
     saved = cnt2[1]
-    Q = QQ[0]
-    Qm = QQ[1]
     n_tracks = ep_start.shape[0] - 1
     k_alloc = cnt.shape[1]
     if what == 0:
@@ -149,46 +146,44 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
             acc[k] = 0.0
         for s in range(seg_ptr[i], seg_ptr[i + 1]):
             tr = seg_track[s]
+            h1 = seg_g1[s] + tr
+            h2 = seg_g2[s] + tr
             for k in range(K):
-                g0 = dirty[tr, k]
+                m = 1 if k == k1 else 0
+                g0 = dirty[m, tr, k]
                 if g0 >= 0:  # running sums of this track and cluster from epoch g0 on
                     for g in range(g0, ep_start[tr + 1]):
-                        Q[g + tr + 1, k] = Q[g + tr, k] + w[g] * G[cnt[g, k]]
-                        Qm[g + tr + 1, k] = Qm[g + tr, k] + w[g] * Gm[cnt[g, k]]
-                    dirty[tr, k] = -1
-                h1 = seg_g1[s] + tr
-                h2 = seg_g2[s] + tr
-                if k == k1:
-                    acc[k] += Qm[h2, k] - Qm[h1, k]
-                else:
-                    acc[k] += Q[h2, k] - Q[h1, k]
+                        QQ[m, g + tr + 1, k] = QQ[m, g + tr, k] + w[g] * tab[m, cnt[g, k]]
+                    dirty[m, tr, k] = -1
+                acc[k] += QQ[m, h2, k] - QQ[m, h1, k]
     elif what == 1:
         for s in range(seg_ptr[i], seg_ptr[i + 1]):
             tr = seg_track[s]
             g1 = seg_g1[s]
-            for g in range(g1, seg_g2[s]):
-                if k1 >= 0:
-                    cnt[g, k1] -= 1
-                if k2 >= 0:
-                    cnt[g, k2] += 1
-            for k in (k1, k2):
-                if k >= 0 and (dirty[tr, k] < 0 or g1 < dirty[tr, k]):
-                    dirty[tr, k] = g1
+            for k, step in ((k1, -1), (k2, 1)):
+                if k < 0:
+                    continue
+                for g in range(g1, seg_g2[s]):
+                    cnt[g, k] += step
+                for m in range(2):
+                    if dirty[m, tr, k] < 0 or g1 < dirty[m, tr, k]:
+                        dirty[m, tr, k] = g1
     elif what == 2:
         for g in range(cnt.shape[0]):
             cnt[g, k1] = 0
-        for tr in range(n_tracks):
-            dirty[tr, k1] = ep_start[tr]
+        for m in range(2):
+            for tr in range(n_tracks):
+                dirty[m, tr, k1] = ep_start[tr]
     elif what == 3:
         for g in range(cnt.shape[0]):
             cnt[g, k1] = cnt[g, k2]
             cnt[g, k2] = 0
-        for h in range(Q.shape[0]):
-            Q[h, k1] = Q[h, k2]
-            Qm[h, k1] = Qm[h, k2]
-        for tr in range(n_tracks):
-            dirty[tr, k1] = dirty[tr, k2]
-            dirty[tr, k2] = ep_start[tr]
+        for m in range(2):
+            for h in range(QQ.shape[1]):
+                QQ[m, h, k1] = QQ[m, h, k2]
+            for tr in range(n_tracks):
+                dirty[m, tr, k1] = dirty[m, tr, k2]
+                dirty[m, tr, k2] = ep_start[tr]
     elif what == 4 or what == 6:
         # columns from max(K, k1) on are zero already (k1: the clusters before a restore)
         k_top = k_alloc if what == 4 else max(K, k1)
@@ -198,9 +193,10 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
             if what == 6:
                 for k in range(K):
                     cnt[g, imap[k]] = saved[g, k]
-        for tr in range(n_tracks):
-            for k in range(k_top):
-                dirty[tr, k] = ep_start[tr]
+        for m in range(2):
+            for tr in range(n_tracks):
+                for k in range(k_top):
+                    dirty[m, tr, k] = ep_start[tr]
     elif what == 5:
         for g in range(cnt.shape[0]):
             for k in range(K):
@@ -502,7 +498,7 @@ class _TrackRoute:
             np.concatenate([t.seg_ptr, t.epoch_start]), np.stack([t.seg_track, t.seg_g1, t.seg_g2]),
             t.epoch_weight, np.stack([self.G, self.Gm, self.F[: self.G.size]]),
             np.zeros((2, E, k_alloc), dtype=np.int32), np.zeros((2, E + n_tr, k_alloc)),
-            np.zeros((n_tr, k_alloc), dtype=np.int64),
+            np.zeros((2, n_tr, k_alloc), dtype=np.int64),
         )  # fmt: skip
         return self.data
 

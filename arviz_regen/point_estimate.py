@@ -19,7 +19,7 @@ from ._data import load_partition
 from .partition_loss import _losses, mean_loss, parse_loss
 from .regeneration import estimate, find_tours
 from .salso import INITS, SEARCH_DEFAULTS, salso_search
-from .state import all_partitions, bell_number, canonicalize
+from .state import all_partitions, bell_number
 
 __all__ = ["point_estimate", "MAX_EXHAUSTIVE", "PSM_ROUTE_MAX_ITEMS"]
 
@@ -53,7 +53,7 @@ def state_weights(pdraws):
 
 def draw_losses(pdraws, labels, spec):
     """Loss of ``labels`` against every distinct state, shape (n_states,)."""
-    est = canonicalize(np.asarray(labels, dtype=np.int64))[None]
+    est = np.unique(np.asarray(labels), return_inverse=True)[1].reshape(1, -1).astype(np.int64)
     return _losses(est, np.ascontiguousarray(pdraws.labels), spec)[0]
 
 

@@ -131,6 +131,8 @@ def test_binder_loss_kernel_equals_numpy_path():
     w = rho[iu, ju]
     ref = w.sum() + ((labels[:, iu] == labels[:, ju]) * (1 - 2 * w)).sum(axis=1)
     np.testing.assert_allclose(arviz_regen.binder_loss(labels, rho), ref, rtol=1e-10)
+    for row, want in zip(labels, ref):  # one vector: the cluster-by-cluster path
+        assert arviz_regen.binder_loss(row, rho) == pytest.approx(want, rel=1e-12)
 
 
 def test_consensus_salso_route_is_a_local_optimum():

@@ -163,14 +163,15 @@ def _pair_sums(ul, rows, perm):
     return PairSums(n, (i0, i1), np.arange(n) if perm is None else perm)
 
 
-def pair_rs_kernel(ulabels, rows=None, perm=None):
+def pair_rs_kernel(ulabels, rows=None, perm=None, method="auto"):
     """Regeneration-engine kernel of the pair indicators: ``kernel(index, tau, eval_r)``.
 
     Returns the running sums (Σs, Σs², ΣNs) of the pair tour sums after ``eval_r`` tours, pair
     axis last in ``numpy.triu_indices(n_items, 1)`` order (see :meth:`Tours.rs_sums
     <arviz_regen.regeneration.Tours.rs_sums>`); with ``rows=(i0, i1)`` only the pairs (i, j > i)
     of the item rows i0 … i1 − 1, in the same order. ``perm``: item at each position, the pair
-    axis then follows the positions (see :mod:`arviz_regen.pair_sums`).
+    axis then follows the positions; ``method``: how the sums are counted (see
+    :class:`arviz_regen.pair_sums.PairSums`).
     """
     ul = _kernel_labels(ulabels)
     sums = _pair_sums(ul, rows, perm)
@@ -191,20 +192,20 @@ def pair_rs_kernel(ulabels, rows=None, perm=None):
         tours[3, 1 : R + 1] = np.cumsum(N * N)
         slots = np.array([[0, R, 2]], dtype=np.int64)
         if eval_r.size == 1 and eval_r[0] == R:  # the end of the chain: no snapshot needed
-            st, _ = sums.run(index, ul, slots, np.zeros(1), tours, 6)
+            st, _ = sums.run(index, ul, slots, np.zeros(1), tours, 6, method=method)
             return tuple(st[:, c][None].astype(float) for c in (3, 4, 5))
-        _, out = sums.run(index, ul, slots, np.zeros(1), tours, 6, snap_t=tau[eval_r], snap_cols=(3, 4, 5))
+        _, out = sums.run(index, ul, slots, np.zeros(1), tours, 6, snap_t=tau[eval_r], snap_cols=(3, 4, 5), method=method)
         return tuple(out[:, c].astype(float) for c in range(3))
 
     return kernel
 
 
-def pair_bm_kernel(ulabels, r=LUGSAIL_R, rows=None, perm=None):
+def pair_bm_kernel(ulabels, r=LUGSAIL_R, rows=None, perm=None, method="auto"):
     """Batch-means kernel of the pair indicators: ``kernel(index, positions) -> BatchSums``.
 
     For each evaluation draw p (default: the last), batches of ⌊√(p+1)⌋ and ⌊⌊√(p+1)⌋/r⌋
     draws (:func:`arviz_regen.batch_means.batch_plan`), accumulated in one streaming pass;
-    ``rows=(i0, i1)``, ``perm``: as for :func:`pair_rs_kernel`.
+    ``rows=(i0, i1)``, ``perm``, ``method``: as for :func:`pair_rs_kernel`.
     """
     ul = _kernel_labels(ulabels)
     sums = _pair_sums(ul, rows, perm)
@@ -221,11 +222,12 @@ def pair_bm_kernel(ulabels, r=LUGSAIL_R, rows=None, perm=None):
         slots = np.stack([sizes, counts, 2 + 3 * np.arange(2 * E)], axis=1)
         tours = np.zeros((4, 1), dtype=np.int64)
         if positions is None:
-            st, _ = sums.run(index, ul, slots, 1.0 / sizes, tours, 2 + 6 * E)
+            st, _ = sums.run(index, ul, slots, 1.0 / sizes, tours, 2 + 6 * E, method=method)
             total = st[:, 1][None]
         else:
             order = np.argsort(m, kind="stable")
-            st, out = sums.run(index, ul, slots, 1.0 / sizes, tours, 2 + 6 * E, snap_t=m[order], snap_cols=(1,))
+            st, out = sums.run(index, ul, slots, 1.0 / sizes, tours, 2 + 6 * E, snap_t=m[order], snap_cols=(1,),
+                               method=method)  # fmt: skip
             total = np.empty((E, sums.P), dtype=np.int64)
             total[order] = out[:, 0]
         cols = slots[:, 2]

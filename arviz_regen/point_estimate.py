@@ -133,9 +133,11 @@ def point_estimate(
     starts : array_like of int, shape (m, n_items), optional
         Extra runs started from these label vectors (e.g. a previous estimate).
     route : {"auto", "draws", "psm"}
-        How SALSO scores a move. "draws": confusion matrices against the draws (any loss);
-        "psm": the co-clustering frequencies (Binder only; n² memory, faster when the draws
-        outnumber the items). "auto": "psm" for Binder up to :data:`PSM_ROUTE_MAX_ITEMS` items.
+        How SALSO scores a move. "draws": counts against the draws, kept along the chains per
+        cluster track (any loss; a move of an item costs O(draws), a score O(its changes of
+        cluster), see :mod:`arviz_regen.salso`); "psm": the co-clustering frequencies (Binder
+        only; n² memory, faster when the draws outnumber the items). "auto": "psm" for Binder up
+        to :data:`PSM_ROUTE_MAX_ITEMS` items.
     seed : int or numpy.random.Generator, optional
     logp_var, logp, coords
         As for :func:`arviz_regen.coclustering` (``coords`` selects chains and draws).

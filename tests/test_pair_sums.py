@@ -68,8 +68,9 @@ def cases():
         yield trial, n, m, int(rng.integers(0, 2**31))
 
 
+@pytest.mark.parametrize("method", ["changes", "runs"])
 @pytest.mark.parametrize("trial, n, m, seed", list(cases()))
-def test_batch_sums_literal(trial, n, m, seed):
+def test_batch_sums_literal(trial, n, m, seed, method):
     rng = np.random.default_rng(seed)
     index, ulabels = sticky_chain(rng, n, m)
     perm = rng.permutation(n) if trial % 2 else np.arange(n)
@@ -77,19 +78,20 @@ def test_batch_sums_literal(trial, n, m, seed):
     blocks = [(0, n)] + ([(0, 1), (1, n // 2 + 1), (n // 2 + 1, n - 1)] if n > 3 else [])
     for i0, i1 in blocks:
         x = indicators(ulabels, index, perm, i0, i1)
-        got = pair_bm_kernel(ulabels, rows=(i0, i1), perm=perm)(index, None)
+        got = pair_bm_kernel(ulabels, rows=(i0, i1), perm=perm, method=method)(index, None)
         want = literal_bm(x, m)
         for g, w in zip((got.total, got.sb, got.sbb, got.sb_r, got.sbb_r), want):
             np.testing.assert_array_equal(g[0], w)
-        got = pair_bm_kernel(ulabels, rows=(i0, i1), perm=perm)(index, positions)
+        got = pair_bm_kernel(ulabels, rows=(i0, i1), perm=perm, method=method)(index, positions)
         for e, p in enumerate(positions):
             want = literal_bm(x, p + 1)
             for g, w in zip((got.total, got.sb, got.sbb, got.sb_r, got.sbb_r), want):
                 np.testing.assert_array_equal(g[e], w)
 
 
+@pytest.mark.parametrize("method", ["changes", "runs"])
 @pytest.mark.parametrize("trial, n, m, seed", list(cases()))
-def test_tour_sums_literal(trial, n, m, seed):
+def test_tour_sums_literal(trial, n, m, seed, method):
     rng = np.random.default_rng(seed)
     index, ulabels = sticky_chain(rng, n, m)
     perm = rng.permutation(n) if trial % 2 else np.arange(n)
@@ -100,7 +102,7 @@ def test_tour_sums_literal(trial, n, m, seed):
         eval_r = np.unique(np.concatenate([completed_tours(is_regen)[rng.integers(0, m, 3)], [R]]))
         for i0, i1 in [(0, n)] + ([(1, n - 1)] if n > 2 else []):
             x = indicators(ulabels, index, perm, i0, i1)
-            kernel = pair_rs_kernel(ulabels, rows=(i0, i1), perm=perm)
+            kernel = pair_rs_kernel(ulabels, rows=(i0, i1), perm=perm, method=method)
             got = kernel(index, tau, np.array([R]))
             for g, w in zip(got, literal_rs(x, tau, R)):
                 np.testing.assert_array_equal(g[0], w)
@@ -132,3 +134,25 @@ def test_chain_frequencies_literal():
     np.testing.assert_allclose(chain_frequencies(index, ulabels), want, rtol=0, atol=1e-15)
     visits = np.bincount(index.ravel(), minlength=ulabels.shape[0])
     np.testing.assert_allclose(pair_frequencies(ulabels, visits), want, rtol=0, atol=1e-14)
+
+
+def test_coclustering_sums_literal():
+    from arviz_regen.coclustering import coclustering_sums
+
+    rng = np.random.default_rng(9)
+    index, ulabels = sticky_chain(rng, 7, 400)
+    regen = np.bincount(index).argmax()
+    tau = regeneration_times(index == regen)
+    R = tau.size - 1
+    x = indicators(ulabels, index, np.arange(7), 0, 7)
+    s1, s2, sns, sn, snn, n_tours = coclustering_sums(index, ulabels, regen)
+    for got, want in zip((s1, s2, sns), literal_rs(x, tau, R)):
+        np.testing.assert_array_equal(got[0], want)
+    N = np.diff(tau)
+    assert n_tours[0] == R and sn[0] == N.sum() and snn[0] == (N * N).sum()
+    draws = np.array([50, 200, 399])
+    s1, _, _, sn, _, n_tours = coclustering_sums(index, ulabels, regen, eval_draws=draws)
+    np.testing.assert_array_equal(n_tours, completed_tours(index == regen)[draws])
+    for e, r in enumerate(n_tours):
+        np.testing.assert_array_equal(s1[e], literal_rs(x, tau, r)[0])
+        assert sn[e] == N[:r].sum()

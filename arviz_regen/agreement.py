@@ -38,7 +38,8 @@ import xarray as xr
 from ._data import load_partition
 from ._numba import lazy_njit
 from .autocorrelation import integrated_time
-from .coclustering import _kernel_labels, _pair_batch_sums
+from .coclustering import _kernel_labels
+from .pair_sums import PairSums
 from .state import canonicalize
 from .tour_tests import _batch_seed, sequential_p_values, simes
 from .traces import partition_traces
@@ -128,13 +129,15 @@ def _batch_plan(tau, n_draw, batch_tau, max_batches):
 def _pair_batches(pdraws, columns, b, L, offset):
     """Batch means (pairs, C·b) of the pair indicators of the items ``columns``."""
     ul = _kernel_labels(canonicalize(pdraws.labels_of(columns)))
-    pos = np.ascontiguousarray(offset + L * np.arange(b + 1), dtype=np.int64)
-    slot = np.arange(b + 1, dtype=np.int64)
+    n = ul.shape[1]
+    sums = PairSums(n, (0, n), np.arange(n))
+    ends = offset + L * np.arange(b + 1)  # draws together after each batch end: column 1
+    no_slot = np.zeros((0, 3), dtype=np.int64)
+    no_tours = np.zeros((4, 1), dtype=np.int64)
     out = []
     for c in range(pdraws.n_chain):
-        idx = np.ascontiguousarray(pdraws.index[c], dtype=np.int64)
-        _, _, counts = _pair_batch_sums(idx, ul, pos, slot, 0, b + 1, 0, ul.shape[1])
-        out.append(np.diff(counts, axis=0).T / L)  # (pairs, b)
+        _, snaps = sums.run(pdraws.index[c], ul, no_slot, np.zeros(0), no_tours, 2, snap_t=ends, snap_cols=(1,))
+        out.append(np.diff(snaps[:, 0, :], axis=0).T / L)  # (pairs, b)
     return np.concatenate(out, axis=1)
 
 

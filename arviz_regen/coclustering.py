@@ -5,19 +5,18 @@ to the regeneration state (the most probable visited state by default), its stan
 univariate eq. regvar, and CV_ij = se(ρ̂_ij) / max(ρ̂_ij, 1 − ρ̂_ij) (Jones et al. 2006; the
 paper's Figure 2b): the CV of the larger of the co- and anti-clustering estimates.
 
-The work is one pass over the draws per block of item rows (numba kernels): the pair counts
-follow the chain (:mod:`arviz_regen.pair_counts`: by runs of identical states, or by the pairs
-that change between consecutive states, whichever is cheaper for the chain) and are read at the
-end of each tour, so memory stays O(n²) whatever the number of draws, and the blocks bound the
-working memory beyond the result. Both kernels plug into the shared regeneration engine
-(:mod:`arviz_regen.regeneration`), which finds the tours, pools chains and assembles the Dataset.
+The work is one pass over the draws per block of item rows (one numba kernel,
+:mod:`arviz_regen.pair_sums`): a pair's sums are settled only when its indicator changes (the
+pairs of the items that move between consecutive draws) and at the end, so the cost is
+O(changes + pairs) per chain, memory O(pairs of the block) whatever the number of draws. The
+kernel plugs into the shared regeneration engine (:mod:`arviz_regen.regeneration`), which finds
+the tours, pools chains and assembles the Dataset.
 
 When the regeneration state recurs too rarely (a flat posterior over many items: every draw a
 new partition), ``se_method="auto"`` falls back to the plain frequencies ρ̄_ij (mean over all
 draws of 1{i and j together}) with lugsail batch-means standard errors
-(:mod:`arviz_regen.batch_means`). The batch sums of the pair indicators are accumulated by a
-second streaming kernel on the same counts, so memory stays O(E·n²) (E evaluation draws) there
-too: never pairs × states nor pairs × draws.
+(:mod:`arviz_regen.batch_means`), from the batch sums of the pair indicators accumulated by the
+same kernel: never pairs × states nor pairs × draws.
 """
 
 from __future__ import annotations
@@ -29,71 +28,13 @@ import numpy as np
 
 from ._data import load_partition, select_items
 from .batch_means import LUGSAIL_R, BatchSums, batch_plan
-from .pair_counts import add_pairs, count_until, new_work, start_counts, use_clock
+from .pair_counts import add_pairs
+from .pair_sums import PairSums
 from .regeneration import assemble, estimate, eval_positions, regenerate
 from .state import canonicalize
 from .tours import completed_tours, regeneration_times
 
-__all__ = ["coclustering", "coclustering_sums", "pair_rs_kernel", "pair_bm_kernel", "pair_frequencies"]
-
-
-@lazy_njit(cache=True)
-def _pair_prefix_sums(idx, tau, ulabels, eval_r, i0, i1):
-    """Running sums of pair-indicator tour sums after ``eval_r[e]`` tours (sorted, 0 … R).
-
-    Pairs of the item rows i0 … i1 − 1 only (a block; the whole triangle with 0, n). The pair
-    counts are brought to the end of each tour by :func:`arviz_regen.pair_counts.count_until`;
-    a tour's sums are the differences.
-    """
-    n = ulabels.shape[1]
-    P = (i1 - i0) * (2 * n - i0 - i1 - 1) // 2
-    E = eval_r.shape[0]
-    R = tau.shape[0] - 1
-    s1 = np.zeros((E, P))
-    s2 = np.zeros((E, P))
-    sns = np.zeros((E, P))
-    sn_out = np.zeros(E)
-    snn_out = np.zeros(E)
-    a1 = np.zeros(P)
-    a2 = np.zeros(P)
-    ans = np.zeros(P)
-    C = np.zeros(P)
-    clock_state = np.zeros((P, 2))  # a pair's acc and last side by side: one cache line per flip
-    acc = clock_state[:, 0]
-    last = clock_state[:, 1]
-    prev = np.zeros(P)
-    work = new_work(n)
-    clock = False
-    if R >= 1:
-        clock = use_clock(idx, ulabels, tau[0], tau[R], i0, i1, work)
-        start_counts(C, acc, last, float(tau[0]))
-    cur = -1
-    sn = 0.0
-    snn = 0.0
-    e = 0
-    for r in range(R + 1):
-        while e < E and eval_r[e] == r:
-            s1[e] = a1
-            s2[e] = a2
-            sns[e] = ans
-            sn_out[e] = sn
-            snn_out[e] = snn
-            e += 1
-        if r == R:
-            break
-        start = tau[r]
-        stop = tau[r + 1]
-        cur = count_until(clock, C, acc, last, idx, ulabels, cur, start, stop, i0, i1, work)
-        nr = float(stop - start)
-        for p in range(P):
-            sp = C[p] - prev[p]  # draws together during tour r
-            prev[p] = C[p]
-            a1[p] += sp
-            a2[p] += sp * sp
-            ans[p] += nr * sp
-        sn += nr
-        snn += nr * nr
-    return s1, s2, sns, sn_out, snn_out
+__all__ = ["coclustering", "coclustering_sums", "pair_rs_kernel", "pair_bm_kernel", "pair_frequencies", "chain_frequencies"]
 
 
 @lazy_njit(cache=True)
@@ -145,6 +86,41 @@ def pair_frequencies(ulabels, weights=None):
     return _pair_frequencies(ul, np.ascontiguousarray(w / w.sum()))
 
 
+def chain_frequencies(index, ulabels):
+    """Co-clustering frequencies of the draws of chains: the share of draws with i, j together.
+
+    Parameters
+    ----------
+    index : numpy.ndarray of int, shape (n_chain, n_draw)
+        State of every draw (rows of ``ulabels``).
+    ulabels : numpy.ndarray of int, shape (n_states, n_items)
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_items, n_items)
+        Symmetric, ones on the diagonal: what :func:`pair_frequencies` gives with the states
+        weighted by their visits, counted along the chains (the pairs that change between
+        consecutive draws, :mod:`arviz_regen.pair_sums`): O(changes + pairs) per chain.
+    """
+    index = np.atleast_2d(np.asarray(index, dtype=np.int64))
+    ul = _kernel_labels(ulabels)
+    n = ul.shape[1]
+    out = np.zeros((n, n))
+    perm = np.argsort(ul[index[0, -1]], kind="stable")
+    no_slot = np.zeros((0, 3), dtype=np.int64)
+    tours = np.zeros((4, 1), dtype=np.int64)
+    # per pair: the kernel's two state columns, its buffer and the total over chains
+    for i0, i1 in row_blocks(n, max(1, PAIR_BLOCK_BYTES // 32)):
+        sums = PairSums(n, (i0, i1), perm)
+        total = np.zeros(sums.P, dtype=np.int64)
+        for c in range(index.shape[0]):
+            st, _ = sums.run(index[c], ul, no_slot, np.zeros(0), tours, 2)
+            total += st[:, 1]
+        _fill_half(out, total / index.size, perm, i0, i1)
+    _symmetrize_half(out, 1.0)
+    return out
+
+
 def coclustering_sums(index, ulabels, regen, eval_draws=None):
     """Numpy core: RS running sums of the pair indicators for one chain.
 
@@ -169,107 +145,100 @@ def coclustering_sums(index, ulabels, regen, eval_draws=None):
     is_regen = index == regen
     tau = regeneration_times(is_regen)
     n_tours_total = max(tau.size - 1, 0)
-    if tau.size == 0:
-        tau = np.zeros(1, dtype=np.int64)
     if eval_draws is None:
         eval_r = np.array([n_tours_total], dtype=np.int64)
     else:
         eval_r = completed_tours(is_regen)[np.asarray(eval_draws, dtype=np.int64)]
-    ul = _kernel_labels(ulabels)
-    out = _pair_prefix_sums(index, tau, ul, eval_r, 0, ul.shape[1])
-    return out + (eval_r,)
+    s1, s2, sns = pair_rs_kernel(ulabels)(index, tau, eval_r)
+    n = np.diff(tau).astype(float) if tau.size > 1 else np.zeros(0)
+    sn = np.concatenate([[0.0], np.cumsum(n)])[eval_r]
+    snn = np.concatenate([[0.0], np.cumsum(n * n)])[eval_r]
+    return s1, s2, sns, sn, snn, eval_r
 
 
-@lazy_njit(cache=True)
-def _pair_batch_sums(idx, ulabels, ev_pos, ev_slot, n_slots, n_eval, i0, i1):
-    """Streaming batch sums of the pair indicators of one chain.
-
-    Events, sorted by ``ev_pos`` (a number of draws from the start): slot s < ``n_slots`` is a
-    batch boundary of batch-size slot s (the pair counts since that slot's previous boundary,
-    B, are added as B² to ``sbb[s]``); slot ``n_slots + e`` records the pair counts of the first
-    ``ev_pos`` draws as the total of evaluation e. Returns (Σ B per slot, i.e. the counts at
-    the slot's last boundary; Σ B² per slot; totals), each with the pair axis last (pairs of
-    the item rows i0 … i1 − 1). Counts by :func:`arviz_regen.pair_counts.count_until`.
-    """
-    n = ulabels.shape[1]
-    P = (i1 - i0) * (2 * n - i0 - i1 - 1) // 2
-    C = np.zeros(P)
-    clock_state = np.zeros((P, 2))  # a pair's acc and last side by side: one cache line per flip
-    acc = clock_state[:, 0]
-    last = clock_state[:, 1]
-    prev = np.zeros((n_slots, P))
-    sbb = np.zeros((n_slots, P))
-    tot = np.zeros((n_eval, P))
-    work = new_work(n)
-    end = ev_pos[-1] if ev_pos.shape[0] else 0
-    clock = use_clock(idx, ulabels, 0, end, i0, i1, work)
-    start_counts(C, acc, last, 0.0)
-    cur = -1
-    t = 0
-    for ev in range(ev_pos.shape[0]):
-        stop = ev_pos[ev]
-        cur = count_until(clock, C, acc, last, idx, ulabels, cur, t, stop, i0, i1, work)
-        t = stop
-        s = ev_slot[ev]
-        if s < n_slots:
-            for p in range(P):
-                d = C[p] - prev[s, p]
-                sbb[s, p] += d * d
-                prev[s, p] = C[p]
-        else:
-            for p in range(P):
-                tot[s - n_slots, p] = C[p]
-    return prev, sbb, tot
+def _pair_sums(ul, rows, perm):
+    """:class:`~arviz_regen.pair_sums.PairSums` of the pairs of positions ``rows`` (default all)."""
+    n = ul.shape[1]
+    i0, i1 = (0, n) if rows is None else (int(rows[0]), int(rows[1]))
+    return PairSums(n, (i0, i1), np.arange(n) if perm is None else perm)
 
 
-def pair_rs_kernel(ulabels, rows=None):
+def pair_rs_kernel(ulabels, rows=None, perm=None, method="auto"):
     """Regeneration-engine kernel of the pair indicators: ``kernel(index, tau, eval_r)``.
 
     Returns the running sums (Σs, Σs², ΣNs) of the pair tour sums after ``eval_r`` tours, pair
     axis last in ``numpy.triu_indices(n_items, 1)`` order (see :meth:`Tours.rs_sums
     <arviz_regen.regeneration.Tours.rs_sums>`); with ``rows=(i0, i1)`` only the pairs (i, j > i)
-    of the item rows i0 … i1 − 1, in the same order.
+    of the item rows i0 … i1 − 1, in the same order. ``perm``: item at each position, the pair
+    axis then follows the positions; ``method``: how the sums are counted (see
+    :class:`arviz_regen.pair_sums.PairSums`).
     """
     ul = _kernel_labels(ulabels)
-    i0, i1 = (0, ul.shape[1]) if rows is None else (int(rows[0]), int(rows[1]))
+    sums = _pair_sums(ul, rows, perm)
 
     def kernel(index, tau, eval_r):
         tau = np.asarray(tau, dtype=np.int64)
-        if tau.size == 0:
-            tau = np.zeros(1, dtype=np.int64)
-        index = np.ascontiguousarray(index, dtype=np.int64)
-        s1, s2, sns, _, _ = _pair_prefix_sums(index, tau, ul, np.ascontiguousarray(eval_r, dtype=np.int64), i0, i1)
-        return s1, s2, sns
+        eval_r = np.asarray(eval_r, dtype=np.int64)
+        if tau.size < 2:  # no whole tour: nothing to sum
+            zero = np.zeros((eval_r.size, sums.P))
+            return zero, zero.copy(), zero.copy()
+        m = int(np.asarray(index).size)
+        R = tau.size - 1
+        N = np.diff(tau)
+        tours = np.zeros((4, max(m + 1, R + 1)), dtype=np.int64)
+        tours[0, : m + 1] = np.minimum(np.searchsorted(tau, np.arange(m + 1), side="right") - 1, R)
+        tours[1, : R + 1] = tau
+        tours[2, 1 : R + 1] = np.cumsum(N)
+        tours[3, 1 : R + 1] = np.cumsum(N * N)
+        slots = np.array([[0, R, 2]], dtype=np.int64)
+        if eval_r.size == 1 and eval_r[0] == R:  # the end of the chain: no snapshot needed
+            st, _ = sums.run(index, ul, slots, np.zeros(1), tours, 6, method=method)
+            return tuple(st[:, c][None].astype(float) for c in (3, 4, 5))
+        _, out = sums.run(index, ul, slots, np.zeros(1), tours, 6, snap_t=tau[eval_r], snap_cols=(3, 4, 5), method=method)
+        return tuple(out[:, c].astype(float) for c in range(3))
 
     return kernel
 
 
-def pair_bm_kernel(ulabels, r=LUGSAIL_R, rows=None):
+def pair_bm_kernel(ulabels, r=LUGSAIL_R, rows=None, perm=None, method="auto"):
     """Batch-means kernel of the pair indicators: ``kernel(index, positions) -> BatchSums``.
 
     For each evaluation draw p (default: the last), batches of ⌊√(p+1)⌋ and ⌊⌊√(p+1)⌋/r⌋
     draws (:func:`arviz_regen.batch_means.batch_plan`), accumulated in one streaming pass;
-    ``rows=(i0, i1)``: only the pairs of those item rows (see :func:`pair_rs_kernel`).
+    ``rows=(i0, i1)``, ``perm``, ``method``: as for :func:`pair_rs_kernel`.
     """
     ul = _kernel_labels(ulabels)
-    i0, i1 = (0, ul.shape[1]) if rows is None else (int(rows[0]), int(rows[1]))
+    sums = _pair_sums(ul, rows, perm)
 
     def kernel(index, positions):
         index = np.ascontiguousarray(index, dtype=np.int64)
         m = np.array([index.size]) if positions is None else np.asarray(positions, dtype=np.int64) + 1
         E = m.size
         b, a, b_r, a_r = batch_plan(m, r)
-        sizes = np.stack([b, np.maximum(b_r, 1)], axis=1).ravel()  # slot 2e: b, slot 2e + 1: b_r
+        # slot 2e: batches of b, slot 2e + 1: of b_r (none when b_r = 0); state columns 0 and 1
+        # (last change, total), then three per slot
+        sizes = np.stack([b, np.maximum(b_r, 1)], axis=1).ravel()
         counts = np.stack([a, a_r], axis=1).ravel()
-        slot = np.repeat(np.arange(2 * E), counts)
-        k = np.arange(slot.size) - np.repeat(np.cumsum(counts) - counts, counts)
-        pos = np.concatenate([(k + 1) * sizes[slot], m])
-        slot = np.concatenate([slot, 2 * E + np.arange(E)])
-        order = np.argsort(pos, kind="stable")
-        sb, sbb, tot = _pair_batch_sums(
-            index, ul, np.ascontiguousarray(pos[order]), np.ascontiguousarray(slot[order]), 2 * E, E, i0, i1
-        )
-        return BatchSums(m, tot, b, a, sb[0::2], sbb[0::2], b_r, a_r, sb[1::2], sbb[1::2])
+        slots = np.stack([sizes, counts, 2 + 3 * np.arange(2 * E)], axis=1)
+        tours = np.zeros((4, 1), dtype=np.int64)
+        if positions is None:
+            st, _ = sums.run(index, ul, slots, 1.0 / sizes, tours, 2 + 6 * E, method=method)
+            total = st[:, 1][None]
+        else:
+            order = np.argsort(m, kind="stable")
+            st, out = sums.run(index, ul, slots, 1.0 / sizes, tours, 2 + 6 * E, snap_t=m[order], snap_cols=(1,),
+                               method=method)  # fmt: skip
+            total = np.empty((E, sums.P), dtype=np.int64)
+            total[order] = out[:, 0]
+        cols = slots[:, 2]
+
+        def part(c):
+            return np.ascontiguousarray(st[:, c].T, dtype=float)
+
+        return BatchSums(
+            m, total.astype(float), b, a, part(cols[0::2] + 1), part(cols[0::2] + 2), b_r, a_r,
+            part(cols[1::2] + 1), part(cols[1::2] + 2),
+        )  # fmt: skip
 
     return kernel
 
@@ -298,6 +267,32 @@ def block_pairs(i0, i1, n):
     ii = np.repeat(np.arange(i0, i1), counts)
     jj = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts) + ii + 1
     return ii, jj
+
+
+def _fill_half(arr, values, perm, i0, i1):
+    """Put the pair values of position rows i0 … i1 − 1 (triu order) at (perm[i], perm[j]).
+
+    Row by row, so each write stays in one row of ``arr``: of the entries (a, b) and (b, a) of
+    a pair one is written, the other stays zero (see :func:`_symmetrize_half`).
+    """
+    n = perm.size
+    off = 0
+    for i in range(i0, i1):
+        arr[..., perm[i], perm[i + 1 :]] = values[..., off : off + n - i - 1]
+        off += n - i - 1
+
+
+def _symmetrize_half(arr, diag, tile=256):
+    """arr + arrᵀ in place, tile by tile (no n × n temporary), then ``diag`` on the diagonal."""
+    n = arr.shape[-1]
+    for a in range(0, n, tile):
+        for b in range(a, n, tile):
+            upper = arr[..., a : a + tile, b : b + tile]
+            total = upper + np.swapaxes(arr[..., b : b + tile, a : a + tile], -1, -2)
+            upper[...] = total
+            arr[..., b : b + tile, a : a + tile] = np.swapaxes(total, -1, -2)
+    idx = np.arange(n)
+    arr[..., idx, idx] = diag
 
 
 def check_memory(n_bytes, what, advice):
@@ -393,25 +388,29 @@ def coclustering(
         "`n_points` in cumulative mode.",
     )
     ulabels = _kernel_labels(pdraws.labels_of(cols))  # a subset's labels renumbered below its size
-    mean = np.ones(lead + (n, n))
+    mean = np.zeros(lead + (n, n))
     se = np.zeros(lead + (n, n))
-    # per pair: the kernel's counts and running sums and, per chain and evaluation draw, the sums
-    # it returns (about five), stacked over chains (a copy) and pooled
-    per_pair = 8 * (12 + 12 * pdraws.n_chain * (1 if positions is None else len(positions)))
+    # the pair sums run over positions: the items grouped by the clusters of the last draw, so
+    # that an item's cluster mates are neighbours in the kernel's arrays
+    perm = np.argsort(ulabels[pdraws.index[0, -1]], kind="stable")
+    # per pair: the kernel's state (2 + 6 per evaluation draw) and buffers and, per chain and
+    # evaluation draw, the sums it returns (about five), stacked over chains (a copy) and pooled
+    n_eval = 1 if positions is None else len(positions)
+    per_pair = 8 * (12 + 6 * n_eval + 12 * pdraws.n_chain * n_eval)
     for i0, i1 in row_blocks(n, max(1, PAIR_BLOCK_BYTES // per_pair)):
         mean_p, se_p, _ = estimate(
             reg.tours,
             reg.se_method,
-            rs_kernel=pair_rs_kernel(ulabels, rows=(i0, i1)),
-            bm_kernel=pair_bm_kernel(ulabels, rows=(i0, i1)),
+            rs_kernel=pair_rs_kernel(ulabels, rows=(i0, i1), perm=perm),
+            bm_kernel=pair_bm_kernel(ulabels, rows=(i0, i1), perm=perm),
             positions=positions,
             combined=combined,
         )
-        ii, jj = block_pairs(i0, i1, n)
         for arr, src in ((mean, mean_p), (se, se_p)):
-            arr[..., ii, jj] = src
-            arr[..., jj, ii] = src
-        del mean_p, se_p, ii, jj
+            _fill_half(arr, src, perm, i0, i1)
+        del mean_p, se_p
+    for arr, diag in ((mean, 1.0), (se, 0.0)):
+        _symmetrize_half(arr, diag)
     if reg.se_method == "regenerative":
         if not cumulative:
             few = np.atleast_1d(ntours[..., -1] < 2)

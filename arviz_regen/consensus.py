@@ -86,7 +86,9 @@ def binder_loss(labels, coclustering):
     n = rho.shape[0]
     lead = labels.shape[:-1]
     flat = labels.reshape(-1, n)
-    if n * (n - 1) // 2 > _BINDER_KERNEL_PAIRS:
+    if flat.shape[0] == 1:  # one vector: block sums of ρ per cluster (numpy, nothing to compile)
+        out = np.array([_binder_one(flat[0], rho)]).reshape(lead)
+    elif n * (n - 1) // 2 > _BINDER_KERNEL_PAIRS:
         out = _binder_rows(np.ascontiguousarray(canonicalize(flat)), np.ascontiguousarray(rho))
     else:  # blocks of label vectors: the same numbers as one big array, bounded memory
         iu, ju = np.triu_indices(n, 1)
@@ -98,6 +100,20 @@ def binder_loss(labels, coclustering):
             out[s : s + step] = w.sum() + (same * (1.0 - 2.0 * w)).sum(axis=-1)
     out = out.reshape(lead)
     return float(out) if np.ndim(out) == 0 else out
+
+
+def _binder_one(labels, rho):
+    """Σ_{i<j} ρ_ij + Σ_{i<j together} (1 − 2ρ_ij) for one label vector, cluster by cluster."""
+    off_diag = (rho.sum() - np.trace(rho)) / 2.0
+    order = np.argsort(labels, kind="stable")
+    cuts = np.flatnonzero(np.diff(labels[order])) + 1
+    together = 0.0
+    for idx in np.split(order, cuts):
+        if idx.size > 1:
+            block = rho[np.ix_(idx, idx)]
+            pairs = idx.size * (idx.size - 1) / 2.0
+            together += pairs - (block.sum() - np.trace(block))
+    return float(off_diag + together)
 
 
 @lazy_njit(cache=True)

@@ -193,13 +193,48 @@ def partition_loss(truth, estimate, loss="VI"):
     return float(out) if np.ndim(out) == 0 else out
 
 
+#: most (estimate clusters × draw clusters) for which one estimate is scored by numpy counting
+_COUNT_CELLS = 4096
+
+#: contingency cells counted per numpy block (bounds the temporary memory)
+_COUNT_BLOCK = 1 << 22
+
+
+def _counted_terms(est, draws, F):
+    """Σ_kl F(n_kl) of one estimate (labels 0 … K − 1) against every draw: (T,), or None.
+
+    A contingency table per draw by ``numpy.bincount`` (nothing to compile), in blocks of draws;
+    None when the tables would be too large (then the compiled kernel counts in O(n) memory).
+    """
+    T, n = draws.shape
+    K = int(est.max()) + 1 if n else 1
+    L = int(draws.max()) + 1 if draws.size else 1
+    if K * L > _COUNT_CELLS:
+        return None
+    out = np.empty(T)
+    step = max(1, _COUNT_BLOCK // (n * K * L + 1))
+    for s in range(0, T, step):
+        block = draws[s : s + step]
+        rows = block.shape[0]
+        codes = (np.arange(rows)[:, None] * L + block) * K + est[None, :]
+        counts = np.bincount(codes.ravel(), minlength=rows * L * K).reshape(rows, L * K)
+        out[s : s + rows] = F[counts].sum(axis=1)
+    return out
+
+
 def _losses(ests, draws, spec):
-    """Loss matrix (E, T) of canonical estimates against canonical draws."""
+    """Loss matrix (E, T) of estimates against draws (labels in 0 … n − 1 each)."""
     n = draws.shape[1]
     F = spec.table(n)
-    joint = _joint_terms(ests, draws, F)
-    truth_terms = _block_terms(draws, F)
-    est_terms = _block_terms(ests, F)
+    joint = _counted_terms(ests[0], draws, F) if ests.shape[0] == 1 else None
+    if joint is not None:  # one estimate, few clusters: all by counting
+        truth_terms = _counted_terms(np.zeros(n, dtype=np.int64), draws, F)
+        est_terms = _counted_terms(np.zeros(n, dtype=np.int64), ests, F)
+        joint = joint[None, :]
+    else:
+        joint = _joint_terms(ests, draws, F)
+        truth_terms = _block_terms(draws, F)
+        est_terms = _block_terms(ests, F)
     return spec.scale(n) * (spec.a * truth_terms[None, :] + (2.0 - spec.a) * est_terms[:, None] - 2.0 * joint)
 
 

@@ -498,11 +498,10 @@ def _estimate_and_rho(data, var_names, estimate, loss, coclustering, kwargs):
         if data is None:
             raise ValueError("`data` is needed for the co-clustering matrix (or pass `coclustering=`).")
         from ._data import load_partition
-        from .coclustering import pair_frequencies
-        from .point_estimate import state_weights
+        from .coclustering import chain_frequencies
 
         pdraws = load_partition(data, var_names)
-        rho = pair_frequencies(pdraws.labels, state_weights(pdraws))
+        rho = chain_frequencies(pdraws.index, pdraws.labels)
     rho = _check_finite_matrix(np.asarray(rho, dtype=float))
     if rho.ndim != 2 or rho.shape[0] != rho.shape[1] or rho.shape[0] != labels.shape[-1]:
         raise ValueError(

@@ -19,7 +19,7 @@ from ._data import load_partition
 from .partition_loss import _losses, mean_loss, parse_loss
 from .regeneration import estimate, find_tours
 from .salso import INITS, SEARCH_DEFAULTS, salso_search
-from .state import all_partitions, bell_number, canonicalize
+from .state import all_partitions, bell_number
 
 __all__ = ["point_estimate", "MAX_EXHAUSTIVE", "PSM_ROUTE_MAX_ITEMS"]
 
@@ -53,7 +53,7 @@ def state_weights(pdraws):
 
 def draw_losses(pdraws, labels, spec):
     """Loss of ``labels`` against every distinct state, shape (n_states,)."""
-    est = canonicalize(np.asarray(labels, dtype=np.int64))[None]
+    est = np.unique(np.asarray(labels), return_inverse=True)[1].reshape(1, -1).astype(np.int64)
     return _losses(est, np.ascontiguousarray(pdraws.labels), spec)[0]
 
 
@@ -133,9 +133,11 @@ def point_estimate(
     starts : array_like of int, shape (m, n_items), optional
         Extra runs started from these label vectors (e.g. a previous estimate).
     route : {"auto", "draws", "psm"}
-        How SALSO scores a move. "draws": confusion matrices against the draws (any loss);
-        "psm": the co-clustering frequencies (Binder only; n² memory, faster when the draws
-        outnumber the items). "auto": "psm" for Binder up to :data:`PSM_ROUTE_MAX_ITEMS` items.
+        How SALSO scores a move. "draws": counts against the draws, kept along the chains per
+        cluster track (any loss; a move of an item costs O(draws), a score O(its changes of
+        cluster), see :mod:`arviz_regen.salso`); "psm": the co-clustering frequencies (Binder
+        only; n² memory, faster when the draws outnumber the items). "auto": "psm" for Binder up
+        to :data:`PSM_ROUTE_MAX_ITEMS` items.
     seed : int or numpy.random.Generator, optional
     logp_var, logp, coords
         As for :func:`arviz_regen.coclustering` (``coords`` selects chains and draws).
@@ -185,14 +187,15 @@ def point_estimate(
             route = "psm" if spec.name == "binder" and n <= PSM_ROUTE_MAX_ITEMS else "draws"
         psm = None
         if route == "psm":
-            from .coclustering import pair_frequencies
+            from .coclustering import chain_frequencies
 
-            psm = pair_frequencies(pdraws.labels, weights)
+            psm = chain_frequencies(pdraws.index, pdraws.labels)
         res = salso_search(
             None if psm is not None else pdraws.labels,
             weights,
             spec,
             psm=psm,
+            index=None if psm is not None else pdraws.index,
             max_clusters=max_clusters,
             n_runs=n_runs,
             max_zealous=max_zealous,

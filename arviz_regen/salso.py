@@ -8,16 +8,24 @@ start, then sweetens it (scans reassigning each item to its best cluster until a
 nothing) and tries zealous updates (destroy a cluster, reallocate its items sequentially,
 sweeten; kept only if the expected loss drops). The best of several runs is returned.
 
-The expected loss is the average over the draws (weights: visit frequencies of the distinct
-states), never formed as an items × items × draws array. For a loss of the form
+The expected loss is the average over the draws (weights: visit frequencies), never formed as
+an items × items × draws array. For a loss of the form
 s [a Σ_l F(m_l) + (2 − a) Σ_k F(n_k) − 2 Σ_kl F(n_kl)] (:mod:`arviz_regen.partition_loss`)
 moving item i into cluster k changes it by s [(2 − a) G(n_k) − 2 Σ_t w_t G(n_{t,k,l_t(i)})]
-plus terms that do not depend on k, with G(m) = F(m + 1) − F(m). The counts n_{t,k,l} (estimate
-cluster k against cluster l of draw t) are kept in one matrix with a row per (draw, draw
-cluster) pair and a column per estimate cluster ("confusion matrices"; O(Σ_t L_t · K) memory),
-so scoring an item costs O(T·K). For Binder the sum over draws is also
-Σ_t w_t G(n_{t,k,l_t(i)}) = 2 Σ_{j∈k} ρ_ij + 1 with ρ the co-clustering matrix: the "psm"
-route costs O(n) per item and works for any ρ (e.g. regenerative estimates).
+plus terms that do not depend on k, with G(m) = F(m + 1) − F(m); n_{t,k,l} counts the items
+of estimate cluster k in cluster l of draw t. Two ways to score a move:
+
+- "draws": the clusters of the draws are followed along each chain as tracks
+  (:mod:`arviz_regen.cluster_tracks`): a track's members change only where a sampler moves an
+  item, so the counts n_{t,k,l} are kept per epoch of a track (draws with the same members),
+  with running sums of w G(n) along each track. An item's term is then a sum over its segments
+  (one per chain and per move of the item) of differences of running sums: O(segments · K) per
+  item instead of O(draws · K), and moving an item updates the epochs it belongs to. Any loss.
+- "psm": for Binder the sum over draws is Σ_t w_t G(n_{t,k,l_t(i)}) = 2 Σ_{j∈k} ρ_ij + 1 with
+  ρ the co-clustering matrix: O(n) per item, for any ρ (e.g. regenerative estimates).
+
+Both routes run one compiled search (:func:`_run`) that calls the route's own compiled
+function for scores, moves and losses.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._numba import lazy_njit
+from .cluster_tracks import build_tracks
 from .partition_loss import Loss, parse_loss
 from .state import canonicalize
 
@@ -39,272 +48,382 @@ SEARCH_DEFAULTS = {"n_runs": 16, "max_zealous": 10, "max_scans": 50, "prob_seque
 #: how a run started (``SalsoResult.init``)
 INITS = ("sequential", "random", "draw", "given")
 
-#: largest confusion-matrix memory (bytes) before asking for a smaller ``max_clusters``
+#: largest memory (bytes) of the "draws" route's counts and running sums (epochs × estimate
+#: clusters) before asking for a smaller ``max_clusters``
 MAX_CMS_BYTES = 1 << 30
 
-
-class _Problem(NamedTuple):
-    """What the kernels read: the draws as row indices, weights and the loss tables."""
-
-    rows: np.ndarray  # (n, T) row of (draw t, cluster of item i in draw t); (n, 0) on the psm route
-    w: np.ndarray  # (T,) weights of the draws, summing to one
-    wrow: np.ndarray  # (n_rows,) weight of each row's draw
-    truth_term: float  # Σ_t w_t Σ_l F(m_tl): the part of the loss the estimate does not change
-    F: np.ndarray  # (n + 1,) F(m)
-    G: np.ndarray  # (n,) F(m + 1) − F(m)
-    psm: np.ndarray  # (n, n) co-clustering matrix on the psm route, else (0, 0)
-    a: float
-    scale: float
-    use_psm: bool
-
-
-class _State(NamedTuple):
-    """The partition being improved: labels 0 … K − 1 (−1: not allocated), sizes, counts."""
-
-    lab: np.ndarray  # (n,) int64
-    size: np.ndarray  # (k_alloc,) int64
-    cms: np.ndarray  # (n_rows, k_alloc) int32
-    nk: np.ndarray  # (2,) int64: K, the number of clusters; 1 once a cluster beyond k_alloc was needed
+# what the route functions are asked to do (argument ``what``)
+_SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
 
 
 @lazy_njit(cache=True)
-def _add(P, S, i, k):
-    if k >= S.size.shape[0]:
-        S.nk[1] = 1  # out of columns: the caller reruns the run with more (same seed, same path)
-        k = 0
-    S.lab[i] = k
-    S.size[k] += 1
-    if k == S.nk[0]:
-        S.nk[0] += 1
-    if not P.use_psm:
-        for t in range(P.rows.shape[1]):
-            S.cms[P.rows[i, t], k] += 1
+def _psm_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
+    """The "psm" route: scores and losses from the co-clustering matrix ρ.
 
-
-@lazy_njit(cache=True)
-def _remove(P, S, i):
-    k = S.lab[i]
-    S.lab[i] = -1
-    S.size[k] -= 1
-    if not P.use_psm:
-        for t in range(P.rows.shape[1]):
-            S.cms[P.rows[i, t], k] -= 1
-    return k
-
-
-@lazy_njit(cache=True)
-def _compact(P, S, c):
-    """Remove the empty cluster ``c``: the last cluster takes its label (labels stay 0 … K − 1)."""
-    last = S.nk[0] - 1
-    if c != last:
-        if not P.use_psm:
-            for r in range(S.cms.shape[0]):
-                S.cms[r, c] = S.cms[r, last]
-                S.cms[r, last] = 0
-        S.size[c] = S.size[last]
-        S.size[last] = 0
-        for j in range(S.lab.shape[0]):
-            if S.lab[j] == last:
-                S.lab[j] = c
-    S.nk[0] = last
-
-
-@lazy_njit(cache=True)
-def _scores(P, S, i, acc):
-    """acc[k] = change in loss (up to terms free of k, over s) of adding unallocated i to k."""
-    K = S.nk[0]
-    for k in range(K):
-        acc[k] = 0.0
-    if P.use_psm:
-        for j in range(S.lab.shape[0]):
-            lj = S.lab[j]
-            if lj >= 0:
-                acc[lj] += P.psm[i, j]
+    ``d`` = (ρ, S) with S[0, j, k] = Σ_{l ∈ k} ρ_jl kept up to date by the moves (O(n) a move,
+    O(K) a score instead of O(n)), S[1] a copy (zealous updates); ``truth_term`` Σ_{i<j} ρ_ij.
+    _SCORE: acc[k] = 2 Σ_{j ∈ k, j ≠ i} ρ_ij + 1 (k1: the cluster of i, −1: none); _LOSS: the
+    expected Binder loss. The other requests as for :func:`_track_op`.
+    """
+    psm, S2 = d
+    S = S2[0]
+    saved = S2[1]
+    n = lab.shape[0]
+    if what == 0:
         for k in range(K):
-            acc[k] = (2.0 - P.a) * P.G[S.size[k]] - 2.0 * (2.0 * acc[k] + 1.0)
-    else:
-        for t in range(P.rows.shape[1]):
-            r = P.rows[i, t]
-            wt = P.w[t]
+            acc[k] = S[i, k]
+        if k1 >= 0:
+            acc[k1] -= psm[i, i]
+        for k in range(K):
+            acc[k] = 2.0 * acc[k] + 1.0
+    elif what == 1:
+        for j in range(n):
+            if k1 >= 0:
+                S[j, k1] -= psm[i, j]
+            if k2 >= 0:
+                S[j, k2] += psm[i, j]
+    elif what == 2 or what == 3:
+        for j in range(n):
+            S[j, k1] = S[j, k2] if what == 3 else 0.0
+            if what == 3:
+                S[j, k2] = 0.0
+    elif what == 4 or what == 6:
+        k_top = S.shape[1] if what == 4 else max(K, k1)
+        for j in range(n):
+            for k in range(k_top):
+                S[j, k] = 0.0
+            if what == 6:
+                for k in range(K):
+                    S[j, imap[k]] = saved[j, k]
+    elif what == 5:
+        for j in range(n):
             for k in range(K):
-                acc[k] += wt * P.G[S.cms[r, k]]
+                saved[j, k] = S[j, k]
+    elif what == 7:
+        # a Σ ρ over all pairs, corrected on the pairs together: (2 − a)(1 − ρ) − a ρ each
+        together = 0.0
+        inside = 0.0
         for k in range(K):
-            acc[k] = (2.0 - P.a) * P.G[S.size[k]] - 2.0 * acc[k]
+            together += 0.5 * size[k] * (size[k] - 1)
+        for j in range(n):
+            inside += S[j, lab[j]] - psm[j, j]
+        return a * truth_term + (2.0 - a) * together - inside
+    return 0.0
 
 
 @lazy_njit(cache=True)
-def _allocate(P, S, i, kcap, acc):
-    """Put unallocated item i in its best cluster (a new one allowed while K < kcap)."""
-    _scores(P, S, i, acc)
-    K = S.nk[0]
-    best = -1
-    best_s = np.inf
-    for k in range(K):
-        if acc[k] < best_s:
-            best_s = acc[k]
-            best = k
-    if K < kcap and -P.a * P.G[0] < best_s:
-        best = K
-    _add(P, S, i, best)
+def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
+    """The "draws" route on tracks (:mod:`arviz_regen.cluster_tracks`).
 
+    ``d`` = (ptr, seg, w, tab, cnt, QQ, dirty) (few arrays: each is unpacked at every call): ptr
+    the segments of each item (seg_ptr, n + 1) then the first epoch of each track (epoch_start);
+    seg the track, first and past-the-last epoch of each segment; w the epochs' weights; tab the
+    tables G, G(· − 1) and F; cnt[0] the items of each estimate cluster per epoch, cnt[1] a copy
+    (zealous updates); QQ[0], QQ[1] running sums along each track of w G(cnt) and w G(cnt − 1)
+    (track τ's at rows epoch_start[τ] + τ … epoch_start[τ + 1] + τ); dirty[0], dirty[1], per track
+    and cluster, the first epoch whose running sums QQ[0], QQ[1] are stale (−1: none); QQ[1] is
+    read only for an item's own cluster, so it is brought up to date separately.
 
-@lazy_njit(cache=True)
-def _sweep(P, S, perm, kcap, acc):
-    """One sweetening scan: each item to its best cluster, moved only on a strict improvement."""
-    changed = False
-    for q in range(perm.shape[0]):
-        i = perm[q]
-        c = _remove(P, S, i)
-        _scores(P, S, i, acc)
-        K = S.nk[0]
-        emptied = S.size[c] == 0
-        best = c
-        best_s = acc[c]
+    _SCORE: acc[k] = Σ_t w_t G(n_{t,k,l_t(i)}) over the draws with i taken out of its cluster k1
+    (−1: unallocated); _MOVE: i from cluster k1 to k2 (−1: none); _CLEAR: cluster k1 empty;
+    _RELABEL: cluster k2 becomes k1; _RESET: no item allocated; _SAVE / _RESTORE: copy the
+    counts of K clusters / put them back under labels imap[k] (k1: the clusters before);
+    _LOSS: the expected loss. Columns of cnt from K on are zero, their running sums stale.
+    """
+    ptr, seg, w, tab, cnt2, QQ, dirty = d
+    seg_ptr = ptr[: lab.shape[0] + 1]
+    ep_start = ptr[lab.shape[0] + 1 :]
+    seg_track = seg[0]
+    seg_g1 = seg[1]
+    seg_g2 = seg[2]
+    F = tab[2]
+    cnt = cnt2[0]
+    saved = cnt2[1]
+    n_tracks = ep_start.shape[0] - 1
+    k_alloc = cnt.shape[1]
+    if what == 0:
         for k in range(K):
-            if acc[k] < best_s:
-                best_s = acc[k]
-                best = k
-        if not emptied and K < kcap and -P.a * P.G[0] < best_s:
-            best_s = -P.a * P.G[0]
-            best = K
-        # rounding: only a real improvement moves an item (no cycling between ties)
-        if best != c and best_s >= acc[c] - 1e-10 * (1.0 + abs(acc[c])):
-            best = c
-        _add(P, S, i, best)
-        if S.nk[1]:
-            return False
-        if best != c:
-            changed = True
-            if emptied:
-                _compact(P, S, c)
-    return changed
-
-
-@lazy_njit(cache=True)
-def _sweeten(P, S, kcap, acc, max_scans):
-    n_scans = 0
-    while n_scans < max_scans:
-        n_scans += 1
-        if not _sweep(P, S, np.random.permutation(S.lab.shape[0]), kcap, acc):
-            break
-    return n_scans
-
-
-@lazy_njit(cache=True)
-def _state_loss(P, S):
-    """Expected loss of the (complete) partition in the state."""
-    K = S.nk[0]
-    n = S.lab.shape[0]
-    if P.use_psm:
-        tot = 0.0
-        for i in range(n):
-            for j in range(i + 1, n):
-                p = P.psm[i, j]
-                if S.lab[i] == S.lab[j]:
-                    tot += (2.0 - P.a) * (1.0 - p)
-                else:
-                    tot += P.a * p
-        return tot
-    est = 0.0
-    for k in range(K):
-        est += P.F[S.size[k]]
-    cross = 0.0
-    for r in range(S.cms.shape[0]):
-        s = 0.0
+            acc[k] = 0.0
+        for s in range(seg_ptr[i], seg_ptr[i + 1]):
+            tr = seg_track[s]
+            h1 = seg_g1[s] + tr
+            h2 = seg_g2[s] + tr
+            for k in range(K):
+                m = 1 if k == k1 else 0
+                g0 = dirty[m, tr, k]
+                if g0 >= 0:  # running sums of this track and cluster from epoch g0 on
+                    for g in range(g0, ep_start[tr + 1]):
+                        QQ[m, g + tr + 1, k] = QQ[m, g + tr, k] + w[g] * tab[m, cnt[g, k]]
+                    dirty[m, tr, k] = -1
+                acc[k] += QQ[m, h2, k] - QQ[m, h1, k]
+    elif what == 1:
+        for s in range(seg_ptr[i], seg_ptr[i + 1]):
+            tr = seg_track[s]
+            g1 = seg_g1[s]
+            for k, step in ((k1, -1), (k2, 1)):
+                if k < 0:
+                    continue
+                for g in range(g1, seg_g2[s]):
+                    cnt[g, k] += step
+                for m in range(2):
+                    if dirty[m, tr, k] < 0 or g1 < dirty[m, tr, k]:
+                        dirty[m, tr, k] = g1
+    elif what == 2:
+        for g in range(cnt.shape[0]):
+            cnt[g, k1] = 0
+        for m in range(2):
+            for tr in range(n_tracks):
+                dirty[m, tr, k1] = ep_start[tr]
+    elif what == 3:
+        for g in range(cnt.shape[0]):
+            cnt[g, k1] = cnt[g, k2]
+            cnt[g, k2] = 0
+        for m in range(2):
+            for h in range(QQ.shape[1]):
+                QQ[m, h, k1] = QQ[m, h, k2]
+            for tr in range(n_tracks):
+                dirty[m, tr, k1] = dirty[m, tr, k2]
+                dirty[m, tr, k2] = ep_start[tr]
+    elif what == 4 or what == 6:
+        # columns from max(K, k1) on are zero already (k1: the clusters before a restore)
+        k_top = k_alloc if what == 4 else max(K, k1)
+        for g in range(cnt.shape[0]):
+            for k in range(k_top):
+                cnt[g, k] = 0
+            if what == 6:
+                for k in range(K):
+                    cnt[g, imap[k]] = saved[g, k]
+        for m in range(2):
+            for tr in range(n_tracks):
+                for k in range(k_top):
+                    dirty[m, tr, k] = ep_start[tr]
+    elif what == 5:
+        for g in range(cnt.shape[0]):
+            for k in range(K):
+                saved[g, k] = cnt[g, k]
+    elif what == 7:
+        est = 0.0
         for k in range(K):
-            s += P.F[S.cms[r, k]]
-        cross += P.wrow[r] * s
-    return P.scale * (P.a * P.truth_term + (2.0 - P.a) * est - 2.0 * cross)
+            est += F[size[k]]
+        cross = 0.0
+        for g in range(cnt.shape[0]):
+            s = 0.0
+            for k in range(K):
+                s += F[cnt[g, k]]
+            cross += w[g] * s
+        return scale * (a * truth_term + (2.0 - a) * est - 2.0 * cross)
+    return 0.0
 
 
 @lazy_njit(cache=True)
-def _clear(S):
-    """No item allocated."""
-    S.cms[:, :] = 0
-    S.size[:] = 0
-    S.nk[0] = 0
-    S.nk[1] = 0
-    S.lab[:] = -1
+def _shuffle(x, m):
+    """Shuffle x[:m] in place as numpy's legacy ``shuffle`` does (the same random numbers)."""
+    i = m - 1
+    while i > 0:
+        j = np.random.randint(0, i + 1)
+        tmp = x[i]
+        x[i] = x[j]
+        x[j] = tmp
+        i -= 1
 
 
 @lazy_njit(cache=True)
-def _reset(P, S, labels):
-    """Set the state to ``labels`` (any labels < n; renumbered by first appearance)."""
-    n = S.lab.shape[0]
-    _clear(S)
-    relabel = np.full(n, -1, dtype=np.int64)
-    for i in range(n):
-        lab = labels[i]
-        if relabel[lab] < 0:
-            relabel[lab] = S.nk[0]
-        _add(P, S, i, relabel[lab])
+def _take_label(lab, size, c, last):
+    """Cluster c is empty: cluster ``last`` takes its label (labels stay 0 … last − 1)."""
+    if c != last:
+        size[c] = size[last]
+        size[last] = 0
+        for j in range(lab.shape[0]):
+            if lab[j] == last:
+                lab[j] = c
+    return last
 
 
 @lazy_njit(cache=True)
-def _run(P, S, kcap, k_random, init, start, seed, max_scans, max_zealous):
-    """One SALSO run from ``init``; returns (loss, scans, zealous attempts, zealous accepts, ok).
+def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_random, init, start, seed, max_scans, max_zealous):
+    """One SALSO run; returns (loss, scans, zealous attempts, zealous accepts, ok).
 
     init 0: sequential allocation of the items in random order; 1: uniformly random labels over
-    ``k_random`` clusters; else: the labels ``start``. ok = 0: the run needed more cluster
-    columns than allocated (rerun it with more; with the same seed it follows the same path).
+    ``k_random`` clusters; else: the labels ``start``. ok = 0: the run needed more clusters than
+    ``size`` has room for (rerun it with more: with the same seed it follows the same path).
+    ``op`` is the route's function (:func:`_psm_op`, :func:`_track_op`) on its data ``d``;
+    ``work``: int64 (4, n) scratch. The random numbers are those of numpy's legacy generator
+    seeded with ``seed``, drawn in the order of the published algorithm.
     """
     np.random.seed(seed)
-    n = S.lab.shape[0]
-    acc = np.empty(S.size.shape[0] + 1)
-    if init == 0:
-        _clear(S)
-        perm = np.random.permutation(n)
-        for q in range(n):
-            _allocate(P, S, perm[q], kcap, acc)
-    elif init == 1:
-        _reset(P, S, np.random.randint(0, k_random, n))
-    else:
-        _reset(P, S, start)
-    n_scans = _sweeten(P, S, kcap, acc, max_scans)
-    if S.nk[1]:
-        return 0.0, 0, 0, 0, 0
-    loss = _state_loss(P, S)
-    # zealous updates: one representative item per cluster, clusters in random order
-    seen = np.zeros(S.size.shape[0], dtype=np.bool_)
-    reps = np.empty(S.nk[0], dtype=np.int64)
-    n_reps = 0
-    for i in np.random.permutation(n):
-        if not seen[S.lab[i]]:
-            seen[S.lab[i]] = True
-            reps[n_reps] = i
-            n_reps += 1
+    # typed values, not literals: a literal argument would compile the route function again
+    W0, W1, W2, W3 = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
+    W4, W5, W6, W7 = np.int64(4), np.int64(5), np.int64(6), np.int64(7)
+    ZERO = np.int64(0)
+    NONE = np.int64(-1)
+    n = lab.shape[0]
+    k_alloc = size.shape[0]
+    order = work[0]
+    pend = work[1]
+    reps = work[2]
+    saved = work[3]
+    new_k = -a * G[0]  # score of a new cluster
+    K = np.int64(0)
+    loss = 0.0
+    n_scans = 0
     attempts = 0
     accepts = 0
-    members = np.empty(n, dtype=np.int64)
-    for q in range(n_reps):
-        c = S.lab[reps[q]]
-        if S.size[c] <= 1:
-            continue  # a singleton is already covered by the sweetening scans
-        if attempts >= max_zealous:
-            break
-        attempts += 1
-        saved = S.lab.copy()
-        m = 0
-        for j in range(n):
-            if S.lab[j] == c:
-                members[m] = j
-                m += 1
-        for q2 in range(m):
-            _remove(P, S, members[q2])
-        _compact(P, S, c)
-        order = members[:m].copy()
-        np.random.shuffle(order)
-        for q2 in range(m):
-            _allocate(P, S, order[q2], kcap, acc)
-        n_scans += _sweeten(P, S, kcap, acc, max_scans)
-        if S.nk[1]:
-            return 0.0, 0, 0, 0, 0
-        cand = _state_loss(P, S)
-        if cand < loss - 1e-12 * (1.0 + abs(loss)):
+    n_reps = 0
+    q_rep = 0
+    n_pend = 0
+    attempt = -1
+    while True:
+        if attempt < 0:  # the start of the run
+            for j in range(n):
+                lab[j] = -1
+            for k in range(k_alloc):
+                size[k] = 0
+            K = np.int64(0)
+            op(W4, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            if init == 0:
+                for j in range(n):
+                    pend[j] = j
+                n_pend = n
+            else:
+                for j in range(n):
+                    order[j] = np.random.randint(0, k_random) if init == 1 else start[j]
+                for k in range(n):
+                    imap[k] = -1
+                for j in range(n):  # clusters numbered by first appearance
+                    if imap[order[j]] < 0:
+                        imap[order[j]] = K
+                        if K == k_alloc:
+                            return 0.0, 0, 0, 0, 0
+                        K += 1
+                    k = imap[order[j]]
+                    op(W1, d, lab, size, acc, imap, j, NONE, k, K, a, scale, truth_term)
+                    lab[j] = k
+                    size[k] += 1
+                n_pend = 0
+        else:  # a zealous update: destroy the cluster of the next representative
+            c = -1
+            while q_rep < n_reps:
+                c = lab[reps[q_rep]]
+                q_rep += 1
+                if size[c] > 1:
+                    break
+                c = -1
+            if c < 0 or attempts >= max_zealous:
+                break
+            attempts += 1
+            for j in range(n):
+                saved[j] = lab[j]
+            op(W5, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            n_pend = 0
+            for j in range(n):
+                if lab[j] == c:
+                    pend[n_pend] = j
+                    n_pend += 1
+                    lab[j] = -1
+            op(W2, d, lab, size, acc, imap, ZERO, c, NONE, K, a, scale, truth_term)
+            size[c] = 0
+            if c != K - 1:  # the last cluster takes the label of the empty one
+                op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+            K = _take_label(lab, size, c, K - 1)
+        # shuffled for a zealous update; in random order at the start
+        if attempt >= 0 or init == 0:
+            _shuffle(pend, n_pend)
+        for q in range(n_pend):  # sequential allocation
+            i = pend[q]
+            op(W0, d, lab, size, acc, imap, i, NONE, NONE, K, a, scale, truth_term)
+            best = -1
+            best_s = np.inf
+            for k in range(K):
+                acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
+                if acc[k] < best_s:
+                    best_s = acc[k]
+                    best = k
+            if K < kcap and new_k < best_s:
+                best = K
+            if best >= k_alloc:
+                return 0.0, 0, 0, 0, 0
+            op(W1, d, lab, size, acc, imap, i, NONE, best, K, a, scale, truth_term)
+            lab[i] = best
+            size[best] += 1
+            if best == K:
+                K += 1
+        scans = 0
+        while scans < max_scans:  # sweetening
+            scans += 1
+            for j in range(n):
+                order[j] = j
+            _shuffle(order, n)
+            changed = False
+            for q in range(n):
+                i = order[q]
+                c = lab[i]
+                lab[i] = -1
+                size[c] -= 1
+                op(W0, d, lab, size, acc, imap, i, c, NONE, K, a, scale, truth_term)
+                emptied = size[c] == 0
+                for k in range(K):
+                    acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
+                best = c
+                best_s = acc[c]
+                for k in range(K):
+                    if acc[k] < best_s:
+                        best_s = acc[k]
+                        best = k
+                if not emptied and K < kcap and new_k < best_s:
+                    best_s = new_k
+                    best = K
+                # rounding: only a real improvement moves an item (no cycling between ties)
+                if best != c and best_s >= acc[c] - 1e-10 * (1.0 + abs(acc[c])):
+                    best = c
+                if best >= k_alloc:
+                    return 0.0, 0, 0, 0, 0
+                if best != c:
+                    op(W1, d, lab, size, acc, imap, i, c, best, K, a, scale, truth_term)
+                    changed = True
+                lab[i] = best
+                size[best] += 1
+                if best == K:
+                    K += 1
+                if best != c and emptied:  # the last cluster takes the label of the empty one
+                    if c != K - 1:
+                        op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                    K = _take_label(lab, size, c, K - 1)
+            if not changed:
+                break
+        n_scans += scans
+        cand = op(W7, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+        if attempt < 0:
+            loss = cand
+            # zealous updates: one representative item per cluster, clusters in random order
+            for j in range(n):
+                order[j] = j
+            _shuffle(order, n)
+            for k in range(k_alloc):
+                imap[k] = 0
+            for q in range(n):
+                if imap[lab[order[q]]] == 0:
+                    imap[lab[order[q]]] = 1
+                    reps[n_reps] = order[q]
+                    n_reps += 1
+        elif cand < loss - 1e-12 * (1.0 + abs(loss)):
             loss = cand
             accepts += 1
-        else:
-            _reset(P, S, saved)
+        else:  # back to the saved partition, its clusters numbered by first appearance
+            for k in range(n):
+                imap[k] = -1
+            K_saved = np.int64(0)
+            for j in range(n):
+                if imap[saved[j]] < 0:
+                    imap[saved[j]] = K_saved
+                    K_saved += 1
+            for k in range(k_alloc):
+                size[k] = 0
+            for j in range(n):
+                lab[j] = imap[saved[j]]
+                size[lab[j]] += 1
+            op(W6, d, lab, size, acc, imap, ZERO, K, NONE, K_saved, a, scale, truth_term)
+            K = K_saved
+        attempt += 1
     return loss, n_scans, attempts, accepts, 1
 
 
@@ -328,39 +447,60 @@ class SalsoResult(NamedTuple):
     route: str
 
 
-def _new_state(n, n_rows, k_alloc):
-    need = n_rows * k_alloc * 4
-    if need > MAX_CMS_BYTES:
-        raise MemoryError(
-            f"The SALSO confusion matrices would take {need / 2**30:.1f} GiB ({n_rows} draw clusters "
-            f"x {k_alloc} estimate clusters): pass a smaller `max_clusters`, or thin the draws."
-        )
-    return _State(
-        np.full(n, -1, dtype=np.int64),
-        np.zeros(k_alloc, dtype=np.int64),
-        np.zeros((n_rows, k_alloc), dtype=np.int32),
-        np.zeros(2, dtype=np.int64),
-    )
-
-
 def _tables(spec, n):
     F = spec.table(n)
     return F, np.ascontiguousarray(np.diff(F))
 
 
-def _draws_problem(draws, weights, spec):
-    """The kernels' view of the draws: (draw, cluster) rows, their weights and sizes."""
-    T, n = draws.shape
+def _truth_term(draws, weights, F):
+    """Σ_t w_t Σ_l F(m_tl): the part of the expected loss that the estimate does not change."""
     n_l = draws.max(axis=1) + 1
     off = np.concatenate([[0], np.cumsum(n_l)[:-1]])
-    n_rows = int(n_l.sum())
-    dtype = np.int32 if n_rows < 2**31 else np.int64
-    rows = np.ascontiguousarray((draws + off[:, None]).T, dtype=dtype)
-    msize = np.bincount(rows.ravel(), minlength=n_rows)
-    wrow = np.repeat(weights, n_l)
-    F, G = _tables(spec, n)
-    truth_term = float(wrow @ F[msize])
-    return _Problem(rows, weights, wrow, truth_term, F, G, np.zeros((0, 0)), spec.a, spec.scale(n), False), n_l
+    msize = np.bincount((draws + off[:, None]).ravel(), minlength=int(n_l.sum()))
+    return float(np.repeat(weights, n_l) @ F[msize])
+
+
+class _TrackRoute:
+    """The "draws" route's data for :func:`_track_op`, rebuilt for more estimate clusters."""
+
+    def __init__(self, draws, weights, index, spec):
+        T, n = draws.shape
+        if index is None:  # each state on its own, with its weight
+            seq, first, w_draw = np.arange(T), np.ones(T, dtype=bool), weights
+        else:
+            index = np.atleast_2d(np.asarray(index, dtype=np.int64))
+            visits = np.bincount(index.ravel(), minlength=T)
+            seq = index.ravel()
+            first = np.zeros(index.shape, dtype=bool)
+            first[:, 0] = True
+            first = first.ravel()
+            with np.errstate(invalid="ignore", divide="ignore"):
+                w_draw = (weights / visits)[seq]
+        self.tracks = build_tracks(draws, seq, first, w_draw)
+        # to n + 1: the running sums take G(n) where all n items share a cluster (never read)
+        self.F, self.G = _tables(spec, n + 1)
+        self.Gm = np.concatenate([[0.0], self.G[:-1]])  # G(m − 1), m ≥ 1
+        self.n_epochs = self.tracks.epoch_weight.size
+        self.n_tracks = self.tracks.epoch_start.size - 1
+        self.data = None
+
+    def resize(self, k_alloc):
+        E, n_tr = self.n_epochs, self.n_tracks
+        need = E * k_alloc * 4 * 2 + (E + n_tr) * k_alloc * 8 * 2
+        if need > MAX_CMS_BYTES:
+            raise MemoryError(
+                f"The SALSO counts and running sums would take {need / 2**30:.1f} GiB ({E} epochs "
+                f"of cluster tracks x {k_alloc} estimate clusters): pass a smaller `max_clusters`, "
+                "or thin the draws."
+            )
+        t = self.tracks
+        self.data = (
+            np.concatenate([t.seg_ptr, t.epoch_start]), np.stack([t.seg_track, t.seg_g1, t.seg_g2]),
+            t.epoch_weight, np.stack([self.G, self.Gm, self.F[: self.G.size]]),
+            np.zeros((2, E, k_alloc), dtype=np.int32), np.zeros((2, E + n_tr, k_alloc)),
+            np.zeros((2, n_tr, k_alloc), dtype=np.int64),
+        )  # fmt: skip
+        return self.data
 
 
 def salso_search(
@@ -369,6 +509,7 @@ def salso_search(
     loss="VI",
     *,
     psm=None,
+    index=None,
     max_clusters=None,
     n_runs=SEARCH_DEFAULTS["n_runs"],
     max_zealous=SEARCH_DEFAULTS["max_zealous"],
@@ -391,6 +532,10 @@ def salso_search(
         Binder only: search on this co-clustering matrix instead of the draws (e.g. the
         regenerative estimate); the loss is then Σ_{i<j} [a ρ_ij 1{apart} + (2 − a)(1 − ρ_ij)
         1{together}].
+    index : numpy.ndarray of int, shape (n_chain, n_draw), optional
+        The chains as rows of ``draws`` (each state's weight then split equally among its
+        visits): the clusters are followed along the chains, so scoring costs O(moves) instead
+        of O(draws) (see the module docstring). The result does not depend on it.
     max_clusters : int, optional
         Largest number of clusters of the estimate; default no limit.
     n_runs, max_zealous, max_scans
@@ -418,22 +563,22 @@ def salso_search(
         psm = np.ascontiguousarray(psm, dtype=float)
         n = psm.shape[0]
         kcap = n if max_clusters is None else int(max_clusters)
-        F, G = _tables(Loss("binder", 1.0), n)
-        P = _Problem(
-            np.zeros((n, 0), dtype=np.int32), np.zeros(0), np.zeros(0), 0.0, F, G, psm, spec.a, 0.5, True
-        )
-        n_rows = 0
+        _, G = _tables(Loss("binder", 1.0), n)
+        op, scale = _psm_op, 0.5
+        truth_term = float(np.triu(psm, 1).sum())  # Σ_{i<j} ρ_ij
         k_random = int(round(np.sqrt(n)))
         route = "psm"
+        w = None
     else:
         draws = np.ascontiguousarray(draws, dtype=np.int64)
         T, n = draws.shape
         w = np.full(T, 1.0 / T) if weights is None else np.asarray(weights, dtype=float)
         w = np.ascontiguousarray(w / w.sum())
-        P, n_l = _draws_problem(draws, w, spec)
+        tracks = _TrackRoute(draws, w, index, spec)
+        op, G, scale = _track_op, tracks.G, spec.scale(n)
+        truth_term = _truth_term(draws, w, tracks.F)
         kcap = n if max_clusters is None else int(max_clusters)
-        n_rows = P.wrow.shape[0]
-        k_random = int(n_l.max())
+        k_random = int((draws.max(axis=1) + 1).max())
         route = "draws"
     kcap = max(1, min(kcap, n))
     k_random = max(1, min(kcap, k_random))
@@ -454,7 +599,9 @@ def salso_search(
         )
     # cluster columns grow on demand: a run that runs out is rerun (same seed, same path)
     k_alloc = min(kcap, max(2 * k_random, 8))
-    S = None
+    lab = np.full(n, -1, dtype=np.int64)
+    work = np.empty((4, n), dtype=np.int64)
+    size = acc = imap = d = None
     best_loss, best_labels = np.inf, None
     stats = np.zeros((n_total, 5))
     for r in range(n_total):
@@ -466,18 +613,25 @@ def salso_search(
             u = rng.random()
             init = 0 if u < prob_sequential else 2 if u < prob_sequential + p_draw else 1
             if init == 2:
-                start = np.minimum(draws[rng.choice(draws.shape[0], p=P.w)], kcap - 1)
+                start = np.minimum(draws[rng.choice(draws.shape[0], p=w)], kcap - 1)
+        start = np.ascontiguousarray(start, dtype=np.int64)
         while True:
-            if S is None or S.size.shape[0] < k_alloc:
-                S = _new_state(n, n_rows, k_alloc)
-            out = _run(P, S, kcap, k_random, init, start, int(seeds[r]), int(max_scans), int(max_zealous))
+            if size is None or size.shape[0] < k_alloc:
+                size = np.zeros(k_alloc, dtype=np.int64)
+                acc = np.zeros(k_alloc + 1)
+                imap = np.zeros(n + k_alloc + 1, dtype=np.int64)
+                d = (psm, np.zeros((2, n, k_alloc))) if route == "psm" else tracks.resize(k_alloc)
+            out = _run(
+                op, d, lab, size, acc, imap, work, G, float(spec.a), float(scale), truth_term, kcap,
+                k_random, init, start, int(seeds[r]), int(max_scans), int(max_zealous),
+            )  # fmt: skip
             if out[4]:
                 break
             k_alloc = min(kcap, 2 * k_alloc)
         out = out[:4] + (init,)
         stats[r] = out
         if out[0] < best_loss:
-            best_loss, best_labels = out[0], S.lab.copy()
+            best_loss, best_labels = out[0], lab.copy()
     return SalsoResult(
         labels=canonicalize(best_labels),
         expected_loss=float(best_loss),

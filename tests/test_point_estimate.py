@@ -348,3 +348,21 @@ def test_exported_and_lazy():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert hasattr(xr.Dataset.regen, "credible_ball")
+
+
+def test_one_estimate_by_counting_equals_the_kernel():
+    """One estimate with few clusters is scored by numpy counting, several by the kernel."""
+    from arviz_regen.partition_loss import _losses
+
+    rng = np.random.default_rng(12)
+    draws = canonicalize(rng.integers(0, 5, (300, 40)))
+    est = canonicalize(rng.integers(0, 4, 40))
+    for loss in LOSSES:
+        spec = parse_loss(loss)
+        one = _losses(est[None], draws, spec)[0]
+        two = _losses(np.stack([est, est]), draws, spec)  # the compiled kernel
+        np.testing.assert_allclose(one, two[0], rtol=1e-12, atol=1e-12)
+        a = spec.a
+        for d, got in zip(draws[:5], one[:5]):
+            want = literal_binder(d, est, a) if spec.name == "binder" else literal_gvi(d, est, a)
+            assert got == pytest.approx(want, rel=1e-12, abs=1e-12), loss

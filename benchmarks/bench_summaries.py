@@ -1,0 +1,263 @@
+"""Summaries of real sampler output at 2,000 items: first and warm calls, against the previous revision.
+
+Run from the repository root::
+
+    python benchmarks/bench_summaries.py [--quick] [--previous REV] [--all-previous]
+
+Data (issue 17, item 3):
+
+- real chains: ``GibbsPartition`` through ``pm.sample`` (4 chains, 2 cores, 200 tuning draws,
+  ``random_seed=1``) on a 2-D Gaussian mixture of 2,000 items (8 centres 3 to 5 apart, standard
+  deviation 0.6), ``NormalInverseWishart`` family, ``DirichletProcess(1)`` prior: sticky chains
+  (about 40 items change cluster per draw, mostly between overlapping clusters; 8 large
+  clusters and a few small ones), 4 x 1,000 and 4 x 10,000 draws (``--quick``: 1,000 only).
+  Sampling takes about 0.5 and 2.5 minutes; the draws are cached in ``benchmarks/.cache/``
+  (gitignored; delete it to sample again);
+- iid draws: the data of ``bench_point_estimate.py`` (2,000 items x 4 x 1,000, each draw the
+  4-cluster partition with each item relabelled with probability 0.02: every draw a new
+  partition, no chain structure), the case its README figures were measured on.
+
+Each function (``coclustering`` and ``consensus`` with the draws' ``partition_logp``,
+``point_estimate`` VI and Binder with ``seed=1``, ``credible_ball`` with its VI estimate searched
+inside) runs in a fresh process with an empty numba cache (``NUMBA_CACHE_DIR`` a new temporary
+directory): the first call there (compilation included) and a second, warm call, wall clock and
+CPU time. The same for the package at the previous revision (``--previous``, default the commit
+before this work), extracted with ``git archive`` and imported in the subprocess; its results are
+compared with the new ones (labels equal; co-clustering estimates equal; losses and distances
+equal to rounding). The previous version's VI search takes about 20 minutes of CPU per call on
+4 x 10,000 draws, so at 10,000 draws it runs only for the other functions unless
+``--all-previous`` is given. The machine is shared: compare the ratios (same run) rather than the
+seconds, CPU time rather than wall clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CACHE = HERE / ".cache"
+#: the last commit before this work (issue 17): its arviz_regen is "the previous version"
+PREVIOUS_COMMIT = "a965ae8"
+N_ITEMS, N_CHAIN, SEED = 2000, 4, 1
+CENTRES = np.array([[-3, -3], [-3, 3], [3, -3], [3, 3], [0, 0], [0, 5], [5, 0], [-5, 0]], dtype=float)
+FUNCTIONS = ["coclustering", "consensus", "point_estimate_VI", "point_estimate_binder", "credible_ball"]
+#: (previous revision) cases skipped at 10,000 draws unless --all-previous
+SLOW_PREVIOUS = {"point_estimate_VI", "credible_ball"}
+
+
+# ----------------------------------------------------------------------------- data
+def sample_chains(n_draw):
+    """Labels (chain, draw, item) and partition_logp (chain, draw) of GibbsPartition via pm.sample."""
+    import logging
+
+    sys.path.insert(0, str(ROOT))
+    warnings.filterwarnings("ignore")
+    import pymc as pm
+
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    import pymc_partition as pmp
+
+    rng = np.random.default_rng(0)
+    y = CENTRES[rng.integers(0, len(CENTRES), N_ITEMS)] + rng.normal(0.0, 0.6, (N_ITEMS, 2))
+    with pm.Model():
+        z = pmp.Partition("z", n_items=N_ITEMS, prior=pmp.DirichletProcess(1.0))
+        family = pmp.NormalInverseWishart(mu0=np.zeros(2), kappa0=0.1, nu0=4.0, psi0=np.eye(2))
+        pmp.MarginalLikelihood("y", partition=z, family=family, observed=y)
+        step = pmp.GibbsPartition([z])
+        idata = pm.sample(draws=n_draw, tune=200, chains=N_CHAIN, cores=2, step=step, random_seed=SEED,
+                          progressbar=False, compute_convergence_checks=False)  # fmt: skip
+    labels = np.asarray(idata.posterior["z"].values)
+    logp = np.asarray(idata.sample_stats["partition_logp"].values)
+    return labels, logp
+
+
+def real_chains(n_draw):
+    """Cached sampler output (labels as uint8/uint16 to keep the file small)."""
+    path = CACHE / f"gibbs_{N_ITEMS}x{N_CHAIN}x{n_draw}.npz"
+    if not path.exists():
+        t0 = time.perf_counter()
+        labels, logp = sample_chains(n_draw)
+        small = np.uint8 if labels.max() < 256 else np.uint16
+        CACHE.mkdir(exist_ok=True)
+        np.savez(path, labels=labels.astype(small), logp=logp)
+        print(f"  sampled {path.name} in {time.perf_counter() - t0:.0f} s", flush=True)
+    with np.load(path) as f:
+        return f["labels"].astype(np.int64), f["logp"]
+
+
+def iid_draws():
+    sys.path.insert(0, str(HERE))
+    from bench_point_estimate import simulate
+
+    return simulate()[0], None
+
+
+def load(name):
+    if name == "iid":
+        return iid_draws()
+    return real_chains(int(name.split("_")[1]))
+
+
+def describe(labels):
+    """Items changing cluster per draw (cluster matching) and clusters per draw."""
+    sys.path.insert(0, str(ROOT))
+    from arviz_regen.cluster_match import WORK_ROWS, group_and_match
+
+    n = labels.shape[-1]
+    work = np.zeros((WORK_ROWS, n + 1), dtype=np.int64)
+    moved = []
+    for c in range(labels.shape[0]):
+        for t in range(1, min(labels.shape[1], 1000)):
+            work[0, :n], work[1, :n] = labels[c, t - 1], labels[c, t]
+            moved.append(group_and_match(labels[c, t - 1].max() + 1, labels[c, t].max() + 1, True, work))
+    k = labels.max(axis=-1) + 1
+    return f"{np.mean(moved):.0f} items change cluster per draw, {k.mean():.1f} clusters per draw (max {k.max()})"
+
+
+# ----------------------------------------------------------------------------- one case
+def run_case(function, data, out):
+    """In this (fresh) process: first and warm call; measurements as JSON, results to ``out``."""
+    warnings.simplefilter("ignore")
+    t0 = time.perf_counter()
+    import arviz_regen as ar  # first: the package on PYTHONPATH, whatever loading the data adds
+
+    import_s = time.perf_counter() - t0
+    labels, logp = load(data)
+    kw = {} if logp is None else {"logp": logp}
+    calls = {
+        "coclustering": lambda: ar.coclustering(labels, **kw),
+        "consensus": lambda: ar.consensus(labels, **kw),
+        "point_estimate_VI": lambda: ar.point_estimate(labels, loss="VI", seed=1),
+        "point_estimate_binder": lambda: ar.point_estimate(labels, loss="binder", seed=1),
+        "credible_ball": lambda: ar.credible_ball(labels, loss="VI", seed=1),
+    }
+    rec = {"package": str(Path(ar.__file__).parent), "import": import_s}
+    for which in ("first", "warm"):
+        w0, c0 = time.perf_counter(), time.process_time()
+        res = calls[function]()
+        rec[which] = time.perf_counter() - w0
+        rec[which + "_cpu"] = time.process_time() - c0
+    rec["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    if hasattr(res, "data_vars"):
+        arrays = {k: np.asarray(res[k].values) for k in res.data_vars}
+    else:
+        arrays = {"labels": np.asarray(res.labels), "expected_loss": np.asarray(res.expected_loss)}
+    np.savez(out, **arrays)
+    print(json.dumps(rec))
+
+
+def measure(function, data, package=None):
+    """Run one case in a fresh process with an empty numba cache; (record, result file)."""
+    with tempfile.TemporaryDirectory() as cache:
+        out = Path(tempfile.mkstemp(suffix=".npz")[1])
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package or str(ROOT), env.get("PYTHONPATH")]))
+        cmd = [sys.executable, __file__, "--case", function, "--data", data, "--out", str(out)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}, None
+    return json.loads(lines[-1]), out
+
+
+def same_results(a, b):
+    """Labels and integer results equal; floats equal to rounding (NaN where NaN)."""
+    with np.load(a) as x, np.load(b) as y:
+        if sorted(x.files) != sorted(y.files):
+            return "different outputs"
+        worst = 0.0
+        for k in x.files:
+            u, v = x[k], y[k]
+            if u.shape != v.shape:
+                return f"{k}: shape {u.shape} vs {v.shape}"
+            if u.dtype.kind in "iub":
+                if not np.array_equal(u, v):
+                    return f"{k} differs"
+            elif u.dtype.kind == "f":
+                if not np.array_equal(np.isnan(u), np.isnan(v)):
+                    return f"{k}: NaN differ"
+                d = np.abs(u - v)[~np.isnan(u)]
+                rel = float(np.max(d / np.maximum(1.0, np.abs(u[~np.isnan(u)])))) if d.size else 0.0
+                if rel > 1e-10:
+                    return f"{k}: differs by {rel:.1e}"
+                worst = max(worst, rel)
+    return "equal" if worst == 0.0 else f"equal to {worst:.0e}"
+
+
+def extract_previous(rev, tmp):
+    """The package at ``rev`` (git archive) in ``tmp``; None if git or the revision is missing."""
+    try:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "arviz_regen"], capture_output=True,
+                                 check=True).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return tmp
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="real chains of 1,000 draws only")
+    ap.add_argument("--previous", metavar="REV", default=PREVIOUS_COMMIT, help="the revision to compare with")
+    ap.add_argument("--all-previous", action="store_true", help="also the previous VI search on 10,000 draws")
+    ap.add_argument("--case", help=argparse.SUPPRESS)
+    ap.add_argument("--data", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.case:
+        run_case(args.case, args.data, args.out)
+        return 0
+    datasets = ["real_1000"] + ([] if args.quick else ["real_10000"]) + ["iid"]
+    tmp = tempfile.TemporaryDirectory()
+    previous = extract_previous(args.previous, tmp.name)
+    print(f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}; previous revision {args.previous}: "
+          f"{'from ' + previous if previous else 'NOT AVAILABLE (not a git checkout?)'}\n")  # fmt: skip
+    for data in datasets:
+        labels, _ = load(data)
+        print(f"{data}: {labels.shape[0]} chains x {labels.shape[1]:,} draws x {labels.shape[2]:,} items; "
+              f"{describe(labels)}")  # fmt: skip
+        del labels
+        head = (f"  {'function':<22}{'first':>8}{'warm':>8}{'first-warm':>11}{'CPU first':>10}{'warm':>7}"
+                f"{'RSS GB':>8} | {'previous first':>14}{'warm':>8}{'CPU warm':>9} | {'warm x':>7}{'CPU x':>7}  results")  # fmt: skip
+        print(head)
+        for function in FUNCTIONS:
+            new, new_out = measure(function, data)
+            if "error" in new:
+                print(f"  {function:<22}FAILED: {new['error']}")
+                continue
+            line = (f"  {function:<22}{new['first']:8.2f}{new['warm']:8.2f}{new['first'] - new['warm']:11.2f}"
+                    f"{new['first_cpu']:10.2f}{new['warm_cpu']:7.2f}{new['rss'] / 2**30:8.2f} | ")  # fmt: skip
+            skip = data == "real_10000" and function in SLOW_PREVIOUS and not args.all_previous
+            if previous is None or skip:
+                line += f"{'(not run)':>14}"
+            else:
+                old, old_out = measure(function, data, previous)
+                if "error" in old:
+                    line += f"FAILED: {old['error']}"
+                else:
+                    line += (f"{old['first']:14.2f}{old['warm']:8.2f}{old['warm_cpu']:9.2f} | "
+                             f"{old['warm'] / new['warm']:6.1f}x{old['warm_cpu'] / new['warm_cpu']:6.1f}x  "
+                             f"{same_results(old_out, new_out)}")  # fmt: skip
+                    old_out.unlink()
+            new_out.unlink()
+            print(line, flush=True)
+        print()
+    print("seconds: first = first call in a fresh process with an empty numba cache (compilation "
+          "included), warm = the second call; x = previous / now (warm).")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

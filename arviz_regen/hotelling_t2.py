@@ -165,6 +165,65 @@ def _hotelling_kernel(counts, n, q, ks, eval_r, tol):
     return t2, cc, kept
 
 
+def _statistic_numpy(M, sdiag, xbar, q, K, total, tol):
+    """:func:`_statistic` in numpy, for one evaluation (no compilation on a first call).
+
+    Returns (t2, c, kept) with ``kept`` a boolean mask of length K; the same pivoted Cholesky,
+    step for step.
+    """
+    Md = np.diagonal(M)[:K]
+    ok = (Md > 1e-12 * sdiag[:K]) & (Md > 0.0)
+    d = np.where(ok, np.sqrt(np.where(ok, Md, 1.0)), 0.0)
+    both = ok[:, None] & ok[None, :]
+    dd = np.where(both, np.outer(d, d), 1.0)
+    G = np.where(both, M[:K, :K] / dd, 0.0)
+    L = np.zeros((K, K))
+    piv = []
+    chosen = np.zeros(K, dtype=bool)
+    for _ in range(K):
+        diag = np.where(chosen, -np.inf, np.diagonal(G))
+        best = int(np.argmax(diag))  # first of the largest, as the compiled loop
+        if not diag[best] > tol:
+            break
+        root = np.sqrt(G[best, best])
+        col = np.where(chosen, 0.0, G[:, best] / root)
+        col[best] = root
+        L[len(piv)] = col
+        piv.append(best)
+        chosen[best] = True
+        free = ~chosen
+        G[np.ix_(free, free)] -= np.outer(col[free], col[free])
+    m = len(piv)
+    kept = np.zeros(K, dtype=bool)
+    kept[piv] = True
+    if m < 2:
+        return np.nan, np.nan, kept
+    a = np.zeros(m)
+    b = np.zeros(m)
+    for r, i in enumerate(piv):
+        a[r] = (xbar[i] / d[i] - L[:r, i] @ a[:r]) / L[r, i]
+        b[r] = (q[i] / d[i] - L[:r, i] @ b[:r]) / L[r, i]
+    aa, ab, bb = a @ a, a @ b, b @ b
+    return total * total * max(aa - ab * ab / bb, 0.0), ab / bb, kept
+
+
+def _t2_at_end(counts, n, q, ks, tol):
+    """:func:`_hotelling_kernel` evaluated after all R tours only, in numpy (two-pass centring)."""
+    R, Kmax = counts.shape
+    nK = ks.shape[0]
+    t2 = np.full((nK, 1), np.nan)
+    cc = np.full((nK, 1), np.nan)
+    kept = np.zeros((nK, 1, Kmax), dtype=bool)
+    sn = n.sum()
+    gbar = counts.sum(axis=0) / sn
+    e = counts - n[:, None] * gbar
+    M = e.T @ e
+    sdiag = np.einsum("ri,ri->i", counts, counts)
+    for kk, K in enumerate(ks):
+        t2[kk, 0], cc[kk, 0], kept[kk, 0, :K] = _statistic_numpy(M, sdiag, gbar, q, int(K), sn, tol)
+    return t2, cc, kept
+
+
 def t2_core(counts, lengths, q, ks, eval_r=None, tol=DEFAULT_TOL):
     """Hotelling-RS T², its χ² p-value and log Ẑ after given numbers of whole tours.
 
@@ -193,7 +252,11 @@ def t2_core(counts, lengths, q, ks, eval_r=None, tol=DEFAULT_TOL):
     if eval_r is None:
         eval_r = np.array([R] if R else [], dtype=np.int64)
     eval_r = np.asarray(eval_r, dtype=np.int64)
-    t2, c, kept = _hotelling_kernel(counts, lengths, np.asarray(q, dtype=float), ks, eval_r, tol)
+    q = np.asarray(q, dtype=float)
+    if eval_r.size == 1 and eval_r[0] == R and R > 0:  # the usual call: no kernel to compile
+        t2, c, kept = _t2_at_end(counts, lengths, q, ks, tol)
+    else:
+        t2, c, kept = _hotelling_kernel(counts, lengths, q, ks, eval_r, tol)
     df = np.maximum(kept.sum(axis=-1).astype(np.int64) - 1, 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         t2 = np.where(df >= 1, t2, np.nan)

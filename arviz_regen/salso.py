@@ -460,11 +460,25 @@ def _truth_term(draws, weights, F):
     return float(np.repeat(weights, n_l) @ F[msize])
 
 
+def _states_are_cheaper(index, n_states, n):
+    """Whether tracks over the distinct states (each on its own) have no more segments than along the chains.
+
+    Along the chains an item has a segment per chain plus one per change of its cluster, at
+    least the number of state changes K over all items: ≥ n·C + K segments. Over the states it
+    has one per state: n·S. Few states visited over and over (a chain jumping between them)
+    are cheaper as states, the same expected loss (the states carry their visit weights).
+    """
+    changes = int(np.count_nonzero(index[:, 1:] != index[:, :-1]))
+    return n * n_states <= n * index.shape[0] + changes
+
+
 class _TrackRoute:
     """The "draws" route's data for :func:`_track_op`, rebuilt for more estimate clusters."""
 
     def __init__(self, draws, weights, index, spec):
         T, n = draws.shape
+        if index is not None and _states_are_cheaper(np.atleast_2d(np.asarray(index)), T, n):
+            index = None
         if index is None:  # each state on its own, with its weight
             seq, first, w_draw = np.arange(T), np.ones(T, dtype=bool), weights
         else:

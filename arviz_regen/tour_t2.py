@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numba import lazy_njit
 from .tour_bootstrap import tour_types
 from .tour_tests import _batch_seed, sequential_p_values
 
@@ -77,32 +76,6 @@ def quadratic_form(d, S, scale2, rtol=RTOL):
     norm = np.sqrt(np.sum(z * z, axis=-1))
     leak = np.any(~keep & (np.abs(c) > 1e-8 * np.maximum(norm, 1e-300)[..., None]), axis=-1)
     return np.where(leak | np.isinf(out), np.inf, t)
-
-
-@lazy_njit(cache=True)
-def _poisson_moments(y, yy, mult, size, seed):
-    """Poisson-bootstrap sums: tours n*, Σ w y and Σ w y y' of ``size`` replicates.
-
-    A compiled loop rather than a matrix product: small products go through a multithreaded
-    BLAS, which on a loaded machine cost 50 ms where this loop costs a few.
-    """
-    np.random.seed(seed)
-    U, m = y.shape
-    mm = yy.shape[1]
-    n = np.zeros(size)
-    s1 = np.zeros((size, m))
-    s2 = np.zeros((size, mm))
-    for b in range(size):
-        for u in range(U):
-            w = np.random.poisson(mult[u])
-            if w == 0:
-                continue
-            n[b] += w
-            for j in range(m):
-                s1[b, j] += w * y[u, j]
-            for j in range(mm):
-                s2[b, j] += w * yy[u, j]
-    return n, s1, s2
 
 
 class TourT2:
@@ -170,9 +143,10 @@ class TourT2:
         a multinomial over hundreds of types (about 30x faster here).
         """
         m = self.y.shape[1]
-        seed = int(rng.integers(0, 2**32))
-        n, s1, s2 = _poisson_moments(self.y, self.yy, self.mult, int(size), seed)
-        n = np.maximum(n, 1.0)
+        w = rng.poisson(self.mult, size=(int(size), self.mult.size)).astype(float)
+        n = np.maximum(w.sum(axis=1), 1.0)
+        s1 = w @ self.y
+        s2 = w @ self.yy
         ybar = s1 / n[:, None]
         mom2 = (s2 / n[:, None]).reshape(size, m, m)
         return self._stat(ybar, mom2, self.ybar, n)

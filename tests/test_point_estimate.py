@@ -366,3 +366,28 @@ def test_one_estimate_by_counting_equals_the_kernel():
         for d, got in zip(draws[:5], one[:5]):
             want = literal_binder(d, est, a) if spec.name == "binder" else literal_gvi(d, est, a)
             assert got == pytest.approx(want, rel=1e-12, abs=1e-12), loss
+
+
+@pytest.mark.parametrize("jumpy", [True, False])
+def test_tracks_over_states_or_along_chains_give_the_same_search(jumpy, monkeypatch):
+    import arviz_regen.salso as salso_mod
+    from arviz_regen.testing import metropolis_chain, random_partitions, zipf_probs
+
+    rng = np.random.default_rng(11)
+    n_states, n = (12, 10) if jumpy else (300, 10)
+    states = random_partitions(n_states, n, rng)
+    p = zipf_probs(n_states)
+    index = metropolis_chain(p, 3, 3000, rng)
+    if not jumpy:  # every draw a new state: a chain that stays, then moves on for good
+        index = np.arange(3 * 100).reshape(3, 100).repeat(10, axis=1)
+    visits = np.bincount(index.ravel(), minlength=n_states).astype(float)
+    seen = visits > 0
+    draws, weights = states[seen], visits[seen] / visits.sum()
+    index = (np.cumsum(seen) - 1)[index]
+    assert salso_mod._states_are_cheaper(index, draws.shape[0], n) == jumpy
+    results = []
+    for cheaper in (True, False):
+        monkeypatch.setattr(salso_mod, "_states_are_cheaper", lambda *a, c=cheaper: c)
+        results.append(salso_search(draws, weights, "VI", index=index, n_runs=6, seed=2))
+    np.testing.assert_allclose(results[0].run_losses, results[1].run_losses, rtol=1e-12)
+    np.testing.assert_array_equal(results[0].labels, results[1].labels)

@@ -215,6 +215,36 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
     return 0.0
 
 
+#: route codes of :func:`_op`
+_PSM, _TRACKS = 0, 1
+
+
+@lazy_njit(cache=True)
+def _op(route, what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
+    """The route's function on its part of ``d`` = (the 7 arrays of :func:`_track_op`, ρ, S).
+
+    One search kernel serves both routes through this branch: a route function passed as an
+    argument would type the kernel by the dispatcher object, a new type in every process, so its
+    compiled code would never be found in the disk cache.
+    """
+    if route == _PSM:
+        return _psm_op(what, (d[7], d[8]), lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
+    return _track_op(what, (d[0], d[1], d[2], d[3], d[4], d[5], d[6]), lab, size, acc, imap, i, k1, k2, K, a, scale,
+                     truth_term)  # fmt: skip
+
+
+def _route_data(tracks=None, psm=None, S=None):
+    """``d`` of :func:`_op`: the route's arrays, empty ones of the same types for the other route."""
+    if tracks is None:
+        tracks = (
+            np.zeros(0, dtype=np.int64), np.zeros((3, 0), dtype=np.int64), np.zeros(0), np.zeros((3, 0)),
+            np.zeros((2, 0, 0), dtype=np.int32), np.zeros((2, 0, 0)), np.zeros((2, 0, 0), dtype=np.int64),
+        )  # fmt: skip
+    if psm is None:
+        psm, S = np.zeros((0, 0)), np.zeros((2, 0, 0))
+    return (*tracks, psm, S)
+
+
 @lazy_njit(cache=True)
 def _shuffle(x, m):
     """Shuffle x[:m] in place as numpy's legacy ``shuffle`` does (the same random numbers)."""
@@ -240,13 +270,13 @@ def _take_label(lab, size, c, last):
 
 
 @lazy_njit(cache=True)
-def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_random, init, start, seed, max_scans, max_zealous):
+def _run(route, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_random, init, start, seed, max_scans, max_zealous):
     """One SALSO run; returns (loss, scans, zealous attempts, zealous accepts, ok).
 
     init 0: sequential allocation of the items in random order; 1: uniformly random labels over
     ``k_random`` clusters; else: the labels ``start``. ok = 0: the run needed more clusters than
     ``size`` has room for (rerun it with more: with the same seed it follows the same path).
-    ``op`` is the route's function (:func:`_psm_op`, :func:`_track_op`) on its data ``d``;
+    ``route`` and ``d``: what :func:`_op` takes (the psm or the track route and its arrays);
     ``work``: int64 (4, n) scratch. The random numbers are those of numpy's legacy generator
     seeded with ``seed``, drawn in the order of the published algorithm.
     """
@@ -279,7 +309,7 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
             for k in range(k_alloc):
                 size[k] = 0
             K = np.int64(0)
-            op(W4, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            _op(route, W4, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
             if init == 0:
                 for j in range(n):
                     pend[j] = j
@@ -296,7 +326,7 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
                             return 0.0, 0, 0, 0, 0
                         K += 1
                     k = imap[order[j]]
-                    op(W1, d, lab, size, acc, imap, j, NONE, k, K, a, scale, truth_term)
+                    _op(route, W1, d, lab, size, acc, imap, j, NONE, k, K, a, scale, truth_term)
                     lab[j] = k
                     size[k] += 1
                 n_pend = 0
@@ -313,24 +343,24 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
             attempts += 1
             for j in range(n):
                 saved[j] = lab[j]
-            op(W5, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            _op(route, W5, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
             n_pend = 0
             for j in range(n):
                 if lab[j] == c:
                     pend[n_pend] = j
                     n_pend += 1
                     lab[j] = -1
-            op(W2, d, lab, size, acc, imap, ZERO, c, NONE, K, a, scale, truth_term)
+            _op(route, W2, d, lab, size, acc, imap, ZERO, c, NONE, K, a, scale, truth_term)
             size[c] = 0
             if c != K - 1:  # the last cluster takes the label of the empty one
-                op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                _op(route, W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
             K = _take_label(lab, size, c, K - 1)
         # shuffled for a zealous update; in random order at the start
         if attempt >= 0 or init == 0:
             _shuffle(pend, n_pend)
         for q in range(n_pend):  # sequential allocation
             i = pend[q]
-            op(W0, d, lab, size, acc, imap, i, NONE, NONE, K, a, scale, truth_term)
+            _op(route, W0, d, lab, size, acc, imap, i, NONE, NONE, K, a, scale, truth_term)
             best = -1
             best_s = np.inf
             for k in range(K):
@@ -342,7 +372,7 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
                 best = K
             if best >= k_alloc:
                 return 0.0, 0, 0, 0, 0
-            op(W1, d, lab, size, acc, imap, i, NONE, best, K, a, scale, truth_term)
+            _op(route, W1, d, lab, size, acc, imap, i, NONE, best, K, a, scale, truth_term)
             lab[i] = best
             size[best] += 1
             if best == K:
@@ -359,7 +389,7 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
                 c = lab[i]
                 lab[i] = -1
                 size[c] -= 1
-                op(W0, d, lab, size, acc, imap, i, c, NONE, K, a, scale, truth_term)
+                _op(route, W0, d, lab, size, acc, imap, i, c, NONE, K, a, scale, truth_term)
                 emptied = size[c] == 0
                 for k in range(K):
                     acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
@@ -378,7 +408,7 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
                 if best >= k_alloc:
                     return 0.0, 0, 0, 0, 0
                 if best != c:
-                    op(W1, d, lab, size, acc, imap, i, c, best, K, a, scale, truth_term)
+                    _op(route, W1, d, lab, size, acc, imap, i, c, best, K, a, scale, truth_term)
                     changed = True
                 lab[i] = best
                 size[best] += 1
@@ -386,12 +416,12 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
                     K += 1
                 if best != c and emptied:  # the last cluster takes the label of the empty one
                     if c != K - 1:
-                        op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                        _op(route, W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
                     K = _take_label(lab, size, c, K - 1)
             if not changed:
                 break
         n_scans += scans
-        cand = op(W7, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+        cand = _op(route, W7, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
         if attempt < 0:
             loss = cand
             # zealous updates: one representative item per cluster, clusters in random order
@@ -421,7 +451,7 @@ def _run(op, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_ran
             for j in range(n):
                 lab[j] = imap[saved[j]]
                 size[lab[j]] += 1
-            op(W6, d, lab, size, acc, imap, ZERO, K, NONE, K_saved, a, scale, truth_term)
+            _op(route, W6, d, lab, size, acc, imap, ZERO, K, NONE, K_saved, a, scale, truth_term)
             K = K_saved
         attempt += 1
     return loss, n_scans, attempts, accepts, 1
@@ -578,7 +608,7 @@ def salso_search(
         n = psm.shape[0]
         kcap = n if max_clusters is None else int(max_clusters)
         _, G = _tables(Loss("binder", 1.0), n)
-        op, scale = _psm_op, 0.5
+        scale = 0.5
         truth_term = float(np.triu(psm, 1).sum())  # Σ_{i<j} ρ_ij
         k_random = int(round(np.sqrt(n)))
         route = "psm"
@@ -589,7 +619,7 @@ def salso_search(
         w = np.full(T, 1.0 / T) if weights is None else np.asarray(weights, dtype=float)
         w = np.ascontiguousarray(w / w.sum())
         tracks = _TrackRoute(draws, w, index, spec)
-        op, G, scale = _track_op, tracks.G, spec.scale(n)
+        G, scale = tracks.G, spec.scale(n)
         truth_term = _truth_term(draws, w, tracks.F)
         kcap = n if max_clusters is None else int(max_clusters)
         k_random = int((draws.max(axis=1) + 1).max())
@@ -634,9 +664,12 @@ def salso_search(
                 size = np.zeros(k_alloc, dtype=np.int64)
                 acc = np.zeros(k_alloc + 1)
                 imap = np.zeros(n + k_alloc + 1, dtype=np.int64)
-                d = (psm, np.zeros((2, n, k_alloc))) if route == "psm" else tracks.resize(k_alloc)
+                if route == "psm":
+                    d = _route_data(psm=psm, S=np.zeros((2, n, k_alloc)))
+                else:
+                    d = _route_data(tracks=tracks.resize(k_alloc))
             out = _run(
-                op, d, lab, size, acc, imap, work, G, float(spec.a), float(scale), truth_term, kcap,
+                _PSM if route == "psm" else _TRACKS, d, lab, size, acc, imap, work, G, float(spec.a), float(scale), truth_term, kcap,
                 k_random, init, start, int(seeds[r]), int(max_scans), int(max_zealous),
             )  # fmt: skip
             if out[4]:

@@ -118,7 +118,7 @@ def main(argv=None):
         scores, sizes, seconds = run_sklearn(x, data.target, range(5))
         label = "BayesianGaussianMixture (5 seeds)"
         rows.append((name, label, f"{np.median(scores):.2f} ({min(scores):.2f}-{max(scores):.2f})",
-                     f"{min(sizes)}-{max(sizes)}", f"{np.median(seconds):.2f}"))  # fmt: skip
+                     "-".join(map(str, sorted({min(sizes), max(sizes)}))), f"{np.median(seconds):.2f}"))  # fmt: skip
         print(f"  {label}: ARI {np.round(scores, 3).tolist()}, clusters {sizes}, "
               f"{np.round(seconds, 2).tolist()} s", flush=True)  # fmt: skip
     print("\n| data | model | ARI | clusters | seconds |\n|---|---|---|---|---|")

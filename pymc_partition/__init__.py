@@ -26,6 +26,7 @@ def _import_all():
     from . import state
     from .exact import ExactPosterior, exact_posterior
     from .hyperparameter_fit import HyperparameterFit, fit_hyperparameters
+    from .identifiability import IdentifiabilityWarning, UnidentifiedHyperparametersError
     from .log_likelihood import compute_log_likelihood
     from .empirical_bayes import SpikeSlabFit, fit_spike_slab
     from .distribution import Partition, PartitionRV
@@ -99,6 +100,8 @@ __all__ = [
     "compute_log_likelihood",
     "fit_hyperparameters",
     "HyperparameterFit",
+    "UnidentifiedHyperparametersError",
+    "IdentifiabilityWarning",
     "ExactPosterior",
     "PartitionSpec",
     "partition_spec",

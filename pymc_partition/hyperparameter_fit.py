@@ -18,6 +18,7 @@ import pytensor.tensor as pt
 from ._maximize import Objective, maximize
 from ._pytensor_modes import compile_function
 from .families.base import ConjugateFamily, check_data
+from .identifiability import check_identifiable
 
 __all__ = ["fit_hyperparameters", "HyperparameterFit"]
 
@@ -94,8 +95,26 @@ def fit_hyperparameters(family, observed, item_index=None, *, labels=None, fit=N
     ------
     TypeError, ValueError
         For a family with random or unknown hyperparameters, bad data or labels.
+    UnidentifiedHyperparametersError
+        (a ValueError) Before optimizing, when the allocation cannot identify what ``fit`` names:
+        with one data row per cluster (the default with one row per item) the likelihood is that
+        of i.i.d. draws of one row's prior predictive, which leaves e.g. ``kappa0`` and
+        ``beta0`` of the Normal-inverse-gamma on a flat ridge, and ``kappa0`` and ``nu0`` of the
+        Normal-inverse-Wishart told apart only by the tails of the pooled data (the cases and
+        their mathematics: :mod:`pymc_partition.identifiability`).
     RuntimeError
         When no finite optimum is reached (e.g. data that do not identify a hyperparameter).
+
+    Warns
+    -----
+    IdentifiabilityWarning
+        A spread hyperparameter fitted alone with one row per cluster: identified, but only as
+        the spread of one row about the prior mean, not the spread of a cluster.
+
+    See Also
+    --------
+    NormalInverseWishart.from_data, NormalInverseGamma.from_data : hyperparameters that need no
+        fit: mclust's data-scaled default prior.
     """
     if not isinstance(family, ConjugateFamily):
         raise TypeError(f"`family` must be a conjugate family, got {type(family).__name__}.")
@@ -115,6 +134,7 @@ def fit_hyperparameters(family, observed, item_index=None, *, labels=None, fit=N
     if labels.shape != (n_items,) or not np.issubdtype(labels.dtype, np.integer) or labels.min() < 0:
         raise ValueError(f"`labels` must be {n_items} non-negative integers (one per item).")
     _, labels = np.unique(labels, return_inverse=True)
+    check_identifiable(family, fit, np.bincount(item_index, minlength=n_items), labels)
     member = (labels[None, :] == np.arange(labels.max() + 1)[:, None]).astype(float)  # (C, n)
 
     u = pt.dvector("u")
@@ -146,14 +166,14 @@ def fit_hyperparameters(family, observed, item_index=None, *, labels=None, fit=N
     # (a standard error of 5 on the log scale is a factor of 150): not identified
     runaway = bounded & ((np.abs(opt.x) > 25) | ~(se_u < 5))
     if runaway.any():
-        names = sorted({name for name, r in zip(np.repeat(fit, sizes), runaway) if r})
+        names = sorted({str(name) for name, r in zip(np.repeat(fit, sizes), runaway) if r})
         raise RuntimeError(
             f"The fit ran off to the boundary of the parameter space, or the likelihood is flat "
             f"there, for {names} (estimates on the fitting scale {np.round(opt.x[runaway], 1).tolist()}, "
             f"standard errors {np.round(se_u[runaway], 1).tolist()}): the data under "
-            "this allocation do not identify them (e.g. one row per item with singleton "
-            "clusters). Fix them (leave them out of `fit`) or give an allocation with larger "
-            "clusters (`labels=`) or replicate rows."
+            "this allocation do not identify them (e.g. too few clusters of several rows). Fix "
+            "them (leave them out of `fit`) or give an allocation with more clusters of several "
+            "rows (`labels=`) or replicate rows."
         )
     at = compile_function([u], list(natural.values()), mode=pytensor.config.mode)(opt.x)
     estimates, std_errors = {}, {}

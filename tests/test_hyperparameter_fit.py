@@ -74,8 +74,14 @@ def test_fit_is_a_maximum_with_observed_information_errors(case):
 
 
 def test_unidentified_and_bad_inputs():
-    with pytest.raises(RuntimeError, match="boundary"):
+    # refused before optimizing (tests/test_identifiability.py): one row per singleton cluster
+    with pytest.raises(pmp.UnidentifiedHyperparametersError, match="flat ridge"):
         pmp.fit_hyperparameters(pmp.NormalInverseGamma(0.0, 1.0, 2.0, 1.0), TWO_GROUPS)
+    # found after it: one cluster draws its means once (here about equal for both variables),
+    # so mu0 sits on them and kappa0 runs to infinity
+    with pytest.raises(RuntimeError, match=r"boundary .* for \['kappa0'\]"):
+        pmp.fit_hyperparameters(pmp.NormalInverseGamma(0.0, 1.0, 2.0, 1.0), TWO_GROUPS,
+                                labels=np.zeros(80, dtype=int), fit=["mu0", "kappa0"])  # fmt: skip
     with pytest.raises(ValueError, match="cannot be fitted"):
         pmp.fit_hyperparameters(pmp.NormalInverseGamma(), TWO_GROUPS, fit=["sigma"])
     with pytest.raises(ValueError, match="labels"):

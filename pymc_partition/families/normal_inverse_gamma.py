@@ -27,6 +27,7 @@ from .base import (
     group_sums_graph,
     scalar_or_vector_param,
 )
+from .data_scaled import DEFAULT_KAPPA0, data_scaled
 from .numba_draws import draw_normal_inverse_gamma
 
 __all__ = ["NormalInverseGamma"]
@@ -64,6 +65,10 @@ class NormalInverseGamma(ConjugateFamily):
 
     Variables are independent given the partition, so the cluster log marginal sums over them.
     Vector hyperparameters must have one value per variable of the data.
+
+    See Also
+    --------
+    NormalInverseGamma.from_data : hyperparameters from the data (mclust's default prior).
     """
 
     _param_names = ("mu0", "kappa0", "alpha0", "beta0")
@@ -85,6 +90,56 @@ class NormalInverseGamma(ConjugateFamily):
             raise ValueError(f"Hyperparameter vectors have different lengths: {lengths}.")
         self._n_vars = next(iter(lengths.values()), None)
         self._check_magnitudes()
+
+    @classmethod
+    def from_data(cls, observed, *, n_clusters, kappa0=DEFAULT_KAPPA0, alpha0=1.5, scale=1.0):
+        r"""Data-scaled hyperparameters: mclust's default prior (Fraley & Raftery 2007) per variable.
+
+        Parameters
+        ----------
+        observed : array_like, shape (n_rows,) or (n_rows, V)
+            The data (every row, replicates included). Standardise the variables first if their
+            units are arbitrary.
+        n_clusters : float
+            ``G``, the number of clusters you expect. A rough value is enough: ``beta0`` depends
+            on it only through ``G^(-2/V)``.
+        kappa0 : float, default 0.01
+            mclust's ``shrinkage``: a cluster's mean is normal about the data mean with
+            ``1 / kappa0`` times the cluster's variance.
+        alpha0 : float, default 1.5
+            Shape of the inverse-gamma prior of each variance: mclust's univariate
+            ``nu_P / 2 = 3 / 2``, the smallest half-integer with a prior mean; must exceed 1.
+        scale : float or PyMC variable, default 1
+            Multiplies ``beta0``: a hyperprior on it (``scale=pm.LogNormal("scale", 0, 1)``) lets
+            the data set how wide a cluster is, about the default.
+
+        Returns
+        -------
+        NormalInverseGamma
+            ``mu0`` the data means, ``beta0_v = scale (alpha0 - 1) s_v^2 / G^(2/V)`` with ``s_v^2``
+            the sample variance of variable ``v``: a cluster's prior mean variance is
+            ``scale s_v^2 / G^(2/V)`` whatever ``alpha0``, the diagonal of
+            :meth:`NormalInverseWishart.from_data`'s. With one variable and the defaults this is
+            mclust's univariate prior, ``beta0 = s^2 / (2 G^2)``.
+
+        Notes
+        -----
+        The derivation, and mclust's choice for the full covariance, are in
+        :mod:`pymc_partition.families.data_scaled` and
+        :meth:`NormalInverseWishart.from_data`; the reference is Fraley & Raftery (2007),
+        *Journal of Classification* 24:155-181.
+
+        Examples
+        --------
+        One variable of variance 4, three clusters expected: ``beta0 = 4 / (2 * 3^2)``.
+
+        >>> import pymc_partition as pmp
+        >>> float(pmp.NormalInverseGamma.from_data([-2.0, 2.0, -2.0, 2.0, 0.0], n_clusters=3).beta0[0])
+        0.2222222222222222
+        """
+        mean, alpha0, beta0 = data_scaled(observed, n_clusters, full=False, scale=scale,
+                                          shape=("alpha0", alpha0), minimum=1.0)
+        return cls(mean, kappa0, alpha0, beta0)
 
     def _check_values(self, values):
         for name in self._param_names:

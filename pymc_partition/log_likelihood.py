@@ -124,9 +124,10 @@ def _fixed_term(flat_labels, term, out):
         out[draws] = values[inverse[draws] - a]
 
 
-def _random_term(flat_labels, reader, draws_of, out):
+def _random_term(flat_labels, reader, draws_of, out, n_draw):
     """Fill ``out`` (draws, N) for a term whose numbers depend on random variables: each draw at
-    its own values (``draws_of[name]``: (draws, ...) posterior values), in chunks of draws."""
+    its own values (``draws_of[name]``: (chain * draw, ...) posterior values, ``n_draw`` draws
+    per chain), in chunks of draws."""
     from .state import canonicalize
 
     n_items = flat_labels.shape[1]
@@ -138,15 +139,16 @@ def _random_term(flat_labels, reader, draws_of, out):
         def log_marginal(rows, row_state, params=params):
             return reader.log_marginal(rows, [p[row_state] for p in params])
 
-        out[a:b] = _block(labels, stats if reader.stats_vary else stats[0], log_marginal)
+        with np.errstate(invalid="ignore"):  # a NaN is reported below, with the draw
+            out[a:b] = _block(labels, stats if reader.stats_vary else stats[0], log_marginal)
         bad = ~np.all(np.isfinite(out[a:b]), axis=1)
         if bad.any():
             t = a + int(np.argmax(bad))
             at = {name: np.asarray(draws_of[name][t]).tolist() for name in reader.names}
             raise ValueError(
-                f"The pointwise log likelihood of {reader.name!r} is not finite at draw {t} "
-                f"(flattened over chains), where {at}: a hyperparameter outside its domain? "
-                "Check these posterior draws."
+                f"The pointwise log likelihood of {reader.name!r} is not finite at chain index "
+                f"{t // n_draw}, draw index {t % n_draw}, where {at}: a hyperparameter outside "
+                "its domain? Check these posterior draws."
             )
 
 
@@ -251,7 +253,7 @@ def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, 
                 term = likelihood_term(model, rv, obs)
             except RandomHyperparameterError:
                 reader = TermDrawReader(model, rv, obs)
-                _random_term(flat_labels, reader, _draws_of(posterior, reader.names, obs.name), out)
+                _random_term(flat_labels, reader, _draws_of(posterior, reader.names, obs.name), out, da.sizes["draw"])
             else:
                 _fixed_term(flat_labels, term, out)
             results[obs.name] = xr.DataArray(

@@ -297,7 +297,7 @@ def test_random_hyperparameters_need_their_draws_and_their_domain():
     model = _random_model("dp_alpha_and_beta_a")
     idata = from_dict({"posterior": {"z": all_partitions(5)[:4][None], "alpha": np.ones((1, 4)),
                                      "theta": np.array([[1.0, 0.5, -1.0, 2.0]])}})  # fmt: skip
-    with pytest.raises(ValueError, match=r"not finite at draw 2 .*'theta': -1.0"):
+    with pytest.raises(ValueError, match=r"not finite at chain index 0, draw index 2, where .*'theta': -1.0"):
         pmp.compute_log_likelihood(idata, model=model)
 
 

@@ -356,3 +356,26 @@ def test_readme_hierarchical_example_feeds_az_loo():
         np.testing.assert_allclose(ll.values[c, d], expected, rtol=1e-10)
     elpd = _loo_pointwise(idata)
     assert elpd.shape == (data.n_items,) and np.isfinite(elpd).all()
+
+
+def test_statistics_that_depend_on_a_random_hyperparameter():
+    """SpikeSlabNormal's statistics depend on ``mu``: with ``mu`` random each draw has its own
+    statistics, and each draw's entries equal the direct computation at its values."""
+    data = pmp.datasets.simulate_spike_slab(n_items=6, n_vars=4, n_replicates=2, random_seed=2)
+    with pm.Model() as model:
+        mu = pm.Normal("mu", 0.0, 1.0)
+        s2t = pm.HalfNormal("sigma2_theta", 5.0)
+        z = pmp.Partition("z", n_items=6, prior=pmp.DirichletProcess(1.0))
+        family = pmp.SpikeSlabNormal(mu=mu, sigma2=0.2, sigma2_eta=0.4, sigma2_theta=s2t, p=0.1)
+        pmp.MarginalLikelihood("y", partition=z, family=family, observed=data.values, item_index=data.item_index)
+    rng = np.random.default_rng(4)
+    labels = all_partitions(6)[rng.integers(0, 203, size=(2, 3))]
+    mus, s2ts = rng.normal(size=(2, 3)), rng.gamma(2.0, 2.0, size=(2, 3))
+    idata = from_dict({"posterior": {"z": labels, "mu": mus, "sigma2_theta": s2ts}})
+    ll = pmp.compute_log_likelihood(idata, model=model, extend_inferencedata=False)["y"].values
+    for c in range(2):
+        for d in range(3):
+            fam = pmp.SpikeSlabNormal(mu=mus[c, d], sigma2=0.2, sigma2_eta=0.4, sigma2_theta=s2ts[c, d], p=0.1)
+            stats = fam.item_stats(data.values, data.item_index)
+            expected = item_log_predictive(labels[c, d][None], stats, fam.log_marginal_numpy)[0]
+            np.testing.assert_allclose(ll[c, d], expected, rtol=1e-10, atol=1e-10)

@@ -46,6 +46,7 @@ _API = {
     "rs_mean_se": "tours",
     "batch_means": "batch_means",
     "NonRecurrenceWarning": "regeneration",
+    "SampledHyperparametersWarning": "regeneration",
 }
 
 __version__ = "0.1.0"
@@ -76,6 +77,7 @@ __all__ = [
     "rs_mean_se",
     "batch_means",
     "NonRecurrenceWarning",
+    "SampledHyperparametersWarning",
 ]
 
 #: names added to the ``arviz`` namespace on import (ArviZ has no plugin registry)

@@ -41,8 +41,14 @@ class PartitionDraws:
     index : numpy.ndarray of int64, shape (n_chain, n_draw)
         Index into ``keys`` of the state of every draw.
     logp : numpy.ndarray or None, shape (n_states,)
-        ``partition_logp`` of each unique state (taken from the draws), None if not available.
+        ``partition_logp`` of each unique state (taken from the draws), None if not available
+        or if it is not a function of the state (see ``logp_spread``).
     logp_name : str
+    logp_spread : float or None
+        Largest difference of ``partition_logp`` between two draws of the same state beyond
+        :data:`LOGP_RTOL`, None when it is a function of the state: hyperparameters sampled
+        alongside (hierarchical draws). Tools that need a fixed target refuse such draws
+        (:meth:`require_logp`); the others take them.
     """
 
     name: str
@@ -55,7 +61,9 @@ class PartitionDraws:
     logp: np.ndarray | None
     logp_name: str
     item_coord: np.ndarray | None = None
+    logp_spread: float | None = None
     _labels: np.ndarray | None = field(default=None, repr=False)
+    _logp_draws: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_chain(self):
@@ -95,7 +103,17 @@ class PartitionDraws:
             out[c] = np.bincount(self.index[c], minlength=self.n_states)
         return out
 
+    @property
+    def logp_draws(self):
+        """``partition_logp`` of every draw, shape (n_chain, n_draw), or None if not available
+        (also when it is not a function of the state: a trace of the joint chain)."""
+        if self.logp is not None:
+            return self.logp[self.index]
+        return self._logp_draws
+
     def require_logp(self, what):
+        if self.logp_spread is not None:
+            raise ValueError(varying_logp_message(what, self.logp_name, self.logp_spread))
         if self.logp is None:
             raise ValueError(
                 f"{what} needs the log unnormalized posterior of each state, but "
@@ -117,6 +135,24 @@ class PartitionDraws:
         if pos >= self.n_states or self.keys[pos] != key[0]:
             raise ValueError(f"`{argname}` is not a state visited by any chain.")
         return int(pos)
+
+
+def varying_logp_message(what, logp_name, spread):
+    """Why ``what`` cannot use draws whose log posterior is not a function of the partition, and
+    what reports on them instead."""
+    return (
+        f"{what} needs a chain on the partition with a fixed target, but "
+        f"sample_stats[{logp_name!r}] differs between draws of the same partition (by up to "
+        f"{spread:.3g}): it is the log posterior given other quantities sampled alongside, e.g. "
+        "hyperparameters updated in a compound step. Then a visit to a partition does not "
+        "restart the chain (no regeneration) and the states cannot be ranked by it. For these "
+        "draws regen_summary (arviz-regen-summary) decides by the chain-agreement test with "
+        "R-hat and ESS of traces that see the partition (n_clusters, partition_logp, distances "
+        "to reference partitions); coclustering, point_estimate, credible_ball, consensus and "
+        "the plots of them take the draws as they are (batch-means standard errors). To "
+        "diagnose the partition sampler itself, sample again with the hyperparameters fixed "
+        "(e.g. at their posterior means)."
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -592,15 +628,18 @@ def load_partition(
         Unsupported input, missing posterior group, labels that are not (chain, draw, item) or not
         integers, ``logp`` of the wrong shape, ``coords`` naming an unknown dimension or label.
 
-        Also when two draws of the same state disagree on ``logp_var`` beyond a relative 1e-6:
-        the log posterior then depends on something else sampled alongside (random
-        hyperparameters), and the chain on the partition alone is not the Markov chain with a
-        fixed target that regeneration needs.
-
     Warns
     -----
     UserWarning
         When labels are not canonical (they are canonicalized: only the partition matters).
+
+    Notes
+    -----
+    When two draws of the same state disagree on ``logp_var`` beyond a relative 1e-6, the log
+    posterior depends on something else sampled alongside (random hyperparameters): the chain
+    on the partition alone is not the Markov chain with a fixed target that regeneration needs.
+    The draws are returned all the same, with ``logp=None`` and ``logp_spread`` set; the tools
+    that need the target refuse them (:meth:`PartitionDraws.require_logp`), the others take them.
     """
     if isinstance(data, PartitionDraws):  # already reduced (internal reuse, e.g. the summary)
         if logp is not None or coords is not None:
@@ -638,7 +677,7 @@ def load_partition(
     ukeys, first, inverse = np.unique(keys.ravel(), return_index=True, return_inverse=True)
     index = inverse.reshape(keys.shape).astype(np.int64)
 
-    logp_values = None
+    logp_values = logp_draws = spread = None
     stats = view.sample_stats
     logp_var = resolve_logp_var(stats, logp_var, name)
     if stats is not None and logp_var in stats.data_vars:
@@ -668,16 +707,10 @@ def load_partition(
         dev = np.abs(flat - logp_values[inverse])
         tol = LOGP_RTOL * np.maximum(1.0, np.abs(logp_values[inverse]))
         if np.any(dev > tol):
-            raise ValueError(
-                f"sample_stats[{logp_var!r}] differs between draws of the same partition (by up "
-                f"to {dev.max():.3g}): it is the log posterior given other quantities sampled "
-                "alongside, e.g. hyperparameters updated by NUTS in a compound step. The "
-                "Hotelling-RS diagnostic and the regenerative estimates need a chain on the "
-                "partition with a fixed target (a visit to the regeneration state must restart "
-                "the whole chain). To diagnose the partition sampler, sample again with the "
-                "hyperparameters fixed (e.g. at their posterior means); for the joint chain use "
-                "az.rhat / az.ess on the hyperparameters and on sample_stats['n_clusters']."
-            )
+            # hierarchical draws: kept per draw (a trace of the joint chain); the tools that
+            # need a fixed target refuse them through require_logp, the others never look
+            spread, logp_draws, logp_values = float(dev.max()), lp, None
+    n_items = int(da.sizes[item_dim])
     n_items = int(da.sizes[item_dim])
     return PartitionDraws(
         name=name,
@@ -690,6 +723,8 @@ def load_partition(
         logp=logp_values,
         logp_name=logp_var,
         item_coord=np.asarray(da[item_dim].values) if item_dim in da.coords else np.arange(n_items),
+        logp_spread=spread,
+        _logp_draws=logp_draws,
     )
 
 

@@ -351,6 +351,10 @@ def coclustering(
         "auto" (default): regenerative when every chain (with ``combined``, the pooled chains)
         completes at least ``MIN_TOURS`` whole tours over the whole run, else batch means with
         a :class:`~arviz_regen.regeneration.NonRecurrenceWarning`.
+        Hierarchical draws (``logp_var`` differs between draws of the same partition:
+        hyperparameters sampled alongside, no regeneration): batch means, with a
+        :class:`~arviz_regen.regeneration.SampledHyperparametersWarning` under "auto";
+        "regenerative" is refused.
     logp_var : str
     items : sequence of item coordinate labels, slice of labels or boolean mask, optional
         Only the co-clustering of these items (in this order); the regeneration state and tours

@@ -77,6 +77,10 @@ def rs_estimate(
         batch means); "auto" (default): regenerative when every chain (or, with ``combined``,
         the pooled chains) completes at least ``MIN_TOURS`` whole tours over the whole run, else
         batch means with a :class:`~arviz_regen.regeneration.NonRecurrenceWarning`.
+        Hierarchical draws (``logp_var`` differs between draws of the same partition:
+        hyperparameters sampled alongside, no regeneration): batch means, with a
+        :class:`~arviz_regen.regeneration.SampledHyperparametersWarning` under "auto";
+        "regenerative" is refused.
     logp_var : str
     name : str
         Prefix of the dimensions of a vector-valued ``func`` (``{name}_dim_0``, …).

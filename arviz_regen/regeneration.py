@@ -46,6 +46,7 @@ __all__ = [
     "MIN_TOURS",
     "SE_METHODS",
     "NonRecurrenceWarning",
+    "SampledHyperparametersWarning",
     "Tours",
     "RSSums",
     "Regeneration",
@@ -77,6 +78,11 @@ SE_METHODS = ("auto", "regenerative", "batch_means")
 
 class NonRecurrenceWarning(UserWarning):
     """The regeneration state recurs too rarely: batch-means estimates are used instead."""
+
+
+class SampledHyperparametersWarning(NonRecurrenceWarning):
+    """The log posterior differs between draws of the same partition (hyperparameters sampled
+    alongside): visits to a state are not regenerations, batch-means estimates are used instead."""
 
 
 class RSSums(NamedTuple):
@@ -352,12 +358,37 @@ def regenerate(pdraws, regeneration=None, *, se_method="auto", combined=False, w
     """
     if se_method not in SE_METHODS:
         raise ValueError(f"`se_method` must be one of {SE_METHODS}, got {se_method!r}.")
+    if pdraws.logp_spread is not None:
+        return _regenerate_hierarchical(pdraws, regeneration, se_method, what, stacklevel + 1)
     if regeneration is None and se_method == "batch_means" and pdraws.logp is None:
         regeneration = "mode"
     state = regeneration_state(pdraws, regeneration)
     tours = find_tours(pdraws.index, state, pdraws.n_states)
     method = resolve_se_method(tours, se_method, combined=combined, what=what, stacklevel=stacklevel)
     return Regeneration(tours, method, int(state))
+
+
+def _regenerate_hierarchical(pdraws, regeneration, se_method, what, stacklevel):
+    """:func:`regenerate` for draws whose log posterior is not a function of the partition.
+
+    A visit to a state restarts the joint chain only if the hyperparameters sampled alongside
+    restart too, which nothing guarantees: no regenerative estimate, batch means over the draws
+    (tours at the most visited state, or the one given, are still counted for ``n_tours``).
+    """
+    if se_method == "regenerative" or (isinstance(regeneration, str) and regeneration == "logp"):
+        pdraws.require_logp(f"{what} (regenerative estimates, regeneration at the top state)")
+    if se_method == "auto":
+        warnings.warn(
+            f"{what}: sample_stats[{pdraws.logp_name!r}] differs between draws of the same "
+            f"partition (by up to {pdraws.logp_spread:.3g}): hyperparameters were sampled "
+            "alongside, so a visit to a partition does not restart the chain. Plain means over "
+            "the draws with batch-means standard errors instead (attrs['se_method'] = "
+            "'batch_means'); pass se_method='batch_means' to choose this explicitly (no warning).",
+            SampledHyperparametersWarning,
+            stacklevel=stacklevel,
+        )
+    state = regeneration_state(pdraws, "mode" if regeneration is None else regeneration)
+    return Regeneration(find_tours(pdraws.index, state, pdraws.n_states), "batch_means", int(state))
 
 
 def estimate(tours, se_method, *, state_values=None, rs_kernel=None, bm_kernel=None, positions=None, combined=False):

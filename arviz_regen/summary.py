@@ -4,7 +4,8 @@ Rows: ArviZ's mean, sd, bulk/tail ESS and rank-normalized split R-hat of the sca
 :func:`arviz_regen.partition_traces` (``n_clusters``, ``partition_logp``, and the VI and Binder
 distances of each draw to reference partitions), then the rows of the test that decides for the
 size at hand (:mod:`arviz_regen.verdict`): ``hotelling_rs[k=K]`` when states recur, else
-``chain_agreement``. Tests that do not decide are not printed: a p-value beside the verdict is
+``chain_agreement`` (also for hierarchical draws, whose ``partition_logp`` is not a function of
+the partition: Hotelling-RS needs a fixed target). Tests that do not decide are not printed: a p-value beside the verdict is
 always the verdict's.
 """
 
@@ -19,6 +20,7 @@ import xarray as xr
 from ._data import load_partition, to_inference_data
 from .agreement import chain_agreement
 from .hotelling import hotelling_rs
+from .regeneration import SampledHyperparametersWarning
 from .traces import partition_traces
 from .verdict import decide, recurrence
 
@@ -135,7 +137,9 @@ def regen_summary(
           of a chain) and ``tours_visiting_min`` (fewest whole tours, of any chain, visiting one
           of the K top states). Per-chain p-values are in :func:`arviz_regen.hotelling_rs`:
           they are K × chains tests without multiplicity control, not a verdict.
-        - otherwise: one row ``chain_agreement`` (:func:`arviz_regen.chain_agreement`) with
+        - otherwise, or when ``partition_logp`` differs between draws of the same partition
+          (hyperparameters sampled alongside; with a warning): one row ``chain_agreement``
+          (:func:`arviz_regen.chain_agreement`) with
           ``p_value_all`` (the verdict), ``p_value_traces``, ``p_value_coclustering``,
           ``n_pairs``, ``n_pairs_disagreeing``, ``n_batches`` and ``batch_size``.
 
@@ -165,8 +169,21 @@ def regen_summary(
             table = az_summary(stats_ds)
     else:
         table = pd.DataFrame(columns=_STAT_COLUMNS)
-    hot = None
-    if pdraws.logp is None:
+    hot = missing = None
+    if pdraws.logp_spread is not None:
+        missing = (
+            f"hyperparameters were sampled alongside (sample_stats[{logp_var!r}] differs between "
+            f"draws of the same partition by up to {pdraws.logp_spread:.3g}): Hotelling-RS needs "
+            "a fixed target"
+        )
+        warnings.warn(
+            f"No Hotelling-RS test: {missing}. The chain-agreement test decides, beside R-hat "
+            "and ESS of the traces (to test the partition sampler itself, sample again with the "
+            "hyperparameters fixed).",
+            SampledHyperparametersWarning,
+            stacklevel=2,
+        )
+    elif pdraws.logp is None:
         warnings.warn(
             f"sample_stats[{logp_var!r}] not found: no Hotelling-RS test, the chain-agreement test decides.",
             UserWarning,
@@ -196,7 +213,7 @@ def regen_summary(
         agree = chain_agreement(pdraws, traces=traces, n_permutations=n_permutations, pairs=pairs,
                                 random_seed=0 if random_seed is None else random_seed, alpha=alpha)
         rows = [_agreement_row(agree)]
-    verdict = decide(hot, agree, table, pdraws.n_chain, alpha)
+    verdict = decide(hot, agree, table, pdraws.n_chain, alpha, missing)
     table = pd.concat([table, pd.DataFrame(rows)], axis=0)
     if round_to is not None:
         table = table.round(round_to)

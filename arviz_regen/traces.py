@@ -164,8 +164,8 @@ def partition_traces(
         for r in range(refs.shape[0]):
             data_vars[f"{name}_ref{r}"] = (("chain", "draw"), dist[r][pdraws.index])
     data_vars["n_clusters"] = (("chain", "draw"), (ulabels.max(axis=1) + 1)[pdraws.index].astype(float))
-    if pdraws.logp is not None:
-        data_vars[pdraws.logp_name] = (("chain", "draw"), pdraws.logp[pdraws.index])
+    if pdraws.logp_draws is not None:  # of the joint chain when hyperparameters were sampled
+        data_vars[pdraws.logp_name] = (("chain", "draw"), pdraws.logp_draws)
     data_vars["reference_labels"] = (("reference", pdraws.item_dim), refs)
     ds = xr.Dataset(
         data_vars,

@@ -52,10 +52,11 @@ class Verdict(NamedTuple):
         return EXIT_STATUS[self.status]
 
 
-def recurrence(hot):
-    """(applies, why): whether Hotelling-RS decides, from a :func:`hotelling_rs` Dataset."""
+def recurrence(hot, missing=None):
+    """(applies, why): whether Hotelling-RS decides, from a :func:`hotelling_rs` Dataset
+    (None: not run, for the reason ``missing``; default: no log posterior)."""
     if hot is None:
-        return False, "no log posterior (partition_logp) to rank the states by"
+        return False, missing or "no log posterior (partition_logp) to rank the states by"
     n_tours = np.asarray(hot["n_tours"].values).reshape(-1)
     chains = np.asarray(hot["chain"].values)
     fewest = int(n_tours.min()) if n_tours.size else 0
@@ -85,26 +86,28 @@ def _stat_failures(stats, n_chain):
     return out  # a constant trace has no R-hat (NaN): not a failure
 
 
-def decide(hot, agree, stats, n_chain, alpha=0.05):
+def decide(hot, agree, stats, n_chain, alpha=0.05, missing=None):
     """The verdict from the deciding test and the R-hat / ESS beside it.
 
     Parameters
     ----------
     hot : xarray.Dataset or None
         :func:`arviz_regen.hotelling_rs` output (with a ``k`` dimension), or None without a
-        log posterior.
+        log posterior or when it is not a function of the partition (hierarchical draws).
     agree : xarray.Dataset or None
         :func:`arviz_regen.chain_agreement` output (needed when states do not recur).
     stats : pandas.DataFrame or None
         Rows of printed statistics with columns ``r_hat`` and ``ess_bulk``.
     n_chain : int
     alpha : float
+    missing : str, optional
+        Why ``hot`` is None, for the verdict line (default: no log posterior).
 
     Returns
     -------
     Verdict
     """
-    applies, why = recurrence(hot)
+    applies, why = recurrence(hot, missing)
     if applies:
         method = "hotelling_rs"
         p_all = np.asarray(hot["p_value_all"].values, dtype=float).reshape(-1)

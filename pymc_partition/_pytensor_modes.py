@@ -67,6 +67,9 @@ def python_function(inputs, outputs):
 
     ``OpFromGraph`` nodes are inlined first (their inner functions would be compiled with the C
     backend otherwise). The graph of ``outputs`` is rewritten in place: build it for this call.
+    Elementwise products and sums of more than two arrays are evaluated pairwise: PyTensor 2's
+    Python linker evaluates them element by element in Python (``np.frompyfunc``), about 10 us
+    an element.
     """
     import pytensor
     from pytensor.compile.mode import Mode
@@ -75,7 +78,30 @@ def python_function(inputs, outputs):
     _register_sparse_rewrites()
     # `local_usmm` searches for a C BLAS and warns (see the module docstring)
     mode = Mode(linker="py", optimizer="fast_run").excluding("fusion", "inplace", "local_usmm")
+    mode = mode.register((_pairwise_elemwise(), 100))  # after every other rewrite
     return pytensor.function(inputs, outputs, mode=mode, on_unused_input="ignore")
+
+
+@functools.lru_cache(maxsize=1)
+def _pairwise_elemwise():
+    """A rewrite: n-ary elementwise ops that numpy has as binary ufuncs (``add``, ``mul``) as
+    chains of binary ones."""
+    from pytensor.graph.rewriting.basic import in2out, node_rewriter
+    from pytensor.tensor.elemwise import Elemwise
+
+    @node_rewriter([Elemwise])
+    def pairwise(fgraph, node):
+        spec = getattr(node.op.scalar_op, "nfunc_spec", None)
+        if spec is None or spec[1] != 2 or len(node.inputs) <= 2 or len(node.outputs) != 1:
+            return None
+        out = node.inputs[0]
+        for x in node.inputs[1:]:
+            out = node.op(out, x)
+        if out.type != node.outputs[0].type:  # a broadcast pattern or dtype the chain changed
+            return None
+        return [out]
+
+    return in2out(pairwise, name="pairwise_elemwise")
 
 
 def _inline_op_from_graphs(inputs, outputs):

@@ -86,6 +86,9 @@ def _redirected(real):
         if kwargs.get("dir") is None and len(args) < 5:  # (mode, buffering, encoding, newline, suffix)
             kwargs["dir"] = folder
             kwargs.setdefault("prefix", _PREFIX)
+            # PyTensor 2's module cache removes empty folders of its compile directory (this one
+            # is empty when earlier processes removed their files at exit): made again if so
+            os.makedirs(folder, exist_ok=True)
         f = real(*args, **kwargs)
         if kwargs.get("dir") == folder and not kwargs.get("delete", True):
             _written.append(f.name)

@@ -30,8 +30,10 @@ __all__ = [
     "find_partition_vars",
     "is_partition_rv",
     "likelihood_terms",
+    "likelihood_term",
     "RandomHyperparameterError",
     "HyperparameterReader",
+    "TermDrawReader",
 ]
 
 
@@ -163,6 +165,21 @@ def _explain_stats(obs, family, data, stats):
     )
 
 
+def likelihood_term(model, rv, obs, point=None):
+    """The :class:`LikelihoodTerm` of the ``MarginalLikelihood`` ``obs`` of partition ``rv``: its
+    family and per-item statistics, at ``point`` when they depend on random variables (else
+    :class:`RandomHyperparameterError`, as :func:`partition_spec`)."""
+    op, inputs = obs.owner.op, MarginalLikelihoodRV.params_of(obs)
+    data = _current_data(model, obs)
+    stats, *params = _numbers(model, rv, [inputs.item_stats, *inputs.hyperparameters], point)
+    if not np.all(np.isfinite(stats)):
+        _explain_stats(obs, op.family, data, stats)
+    family = op.family
+    if op.param_names:
+        family = family.with_values(**dict(zip(op.param_names, params)))
+    return LikelihoodTerm(obs.name, family, np.ascontiguousarray(stats))
+
+
 def partition_spec(model=None, var=None, require_likelihood=True, point=None):
     """Gather the prior tables and likelihood terms of a ``Partition`` variable.
 
@@ -196,17 +213,7 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
             f"prior's parameters depend on ({rv.tag.partition_prior!r})."
         )
     n_items = log_g.shape[0] - 1
-    terms = []
-    for obs in likelihood_terms(model, rv):
-        op, inputs = obs.owner.op, MarginalLikelihoodRV.params_of(obs)
-        data = _current_data(model, obs)
-        stats, *params = _numbers(model, rv, [inputs.item_stats, *inputs.hyperparameters], point)
-        if not np.all(np.isfinite(stats)):
-            _explain_stats(obs, op.family, data, stats)
-        family = op.family
-        if op.param_names:
-            family = family.with_values(**dict(zip(op.param_names, params)))
-        terms.append(LikelihoodTerm(obs.name, family, np.ascontiguousarray(stats)))
+    terms = [likelihood_term(model, rv, obs, point) for obs in likelihood_terms(model, rv)]
     # other terms may sit in the model, but none may depend on the partition: the samplers
     # and the exact posterior score partitions from the prior tables and the terms alone
     others = [
@@ -309,3 +316,94 @@ class HyperparameterReader:
             at = dict(zip(self.names, values))
             check_log_marginals(family, stats, item_lm, lambda i: f"item {i} alone (at {at})")
         return HyperparameterNumbers(log_g, log_h, stats, family, item_lm)
+
+
+class TermDrawReader:
+    """A likelihood term's numbers as functions of the posterior draws of the random variables
+    they depend on (their values as the posterior holds them, not the transformed value
+    variables): what each draw's pointwise log likelihood needs, for a batch of draws at once.
+
+    Parameters
+    ----------
+    model : pymc.Model
+    rv : TensorVariable
+        The Partition random variable.
+    obs : TensorVariable
+        One of its ``MarginalLikelihood`` terms, whose statistics or family hyperparameters are
+        graphs of other free random variables (the partition's prior does not matter here).
+
+    Attributes
+    ----------
+    names : list of str
+        The random variables read from the draws, in the order :meth:`numbers` takes them.
+    stats_vary : bool
+        Whether the per-item statistics depend on them (else :meth:`numbers` gives them once).
+    """
+
+    def __init__(self, model, rv, obs):
+        import pytensor.tensor as pt
+        from pytensor.graph.replace import graph_replace
+
+        from ._pytensor_modes import python_function
+
+        op, inputs = obs.owner.op, MarginalLikelihoodRV.params_of(obs)
+        self.name = obs.name
+        graphs = [inputs.item_stats, *inputs.hyperparameters]
+        free = [v for v in model.free_RVs if v is not rv and v in set(ancestors(graphs))]
+        stand_in = {v: v.type(name=v.name) for v in free}
+        graphs = graph_replace(graphs, stand_in, strict=False)
+        used = set(ancestors(graphs))  # a parent of a hyperparameter read from the draws is not needed
+        pairs = [(v.name, s) for v, s in stand_in.items() if s in used]
+        self.names = [name for name, _ in pairs]
+        self.stats_vary = any(s in set(ancestors([graphs[0]])) for _, s in pairs)
+        core_in = [s for _, s in pairs]
+        self._dtypes = [v.dtype for v in core_in]
+        self._core_ndim = [g.ndim for g in graphs]
+        # one draw's numbers, and the cluster log marginal of one row of statistics at one
+        # draw's hyperparameters (the family's graph, as the model's logp has it) ...
+        s_row = pt.vector("stats")
+        params = [p.type() for p in inputs.hyperparameters]
+        lm_row = op.family_at(params).log_marginal(s_row[None, :])[0]
+        # ... vectorized over draws and over rows (each row with its own draw's hyperparameters):
+        # one call per chunk of draws instead of a few dozen Python-level ops per draw
+        self._numbers, self._lm = _vectorized(core_in, graphs, python_function), _vectorized([s_row, *params], [lm_row], python_function)
+        if self._numbers is None:
+            self._numbers_one = compile_function(core_in, graphs, mode="FAST_COMPILE", on_unused_input="ignore")
+        if self._lm is None:
+            self._lm_one = python_function([s_row, *params], lm_row)
+
+    def numbers(self, values):
+        """``(item_stats, params)`` of a batch of draws: ``values`` of :attr:`names`, in order,
+        each with the batch as its first axis; ``item_stats`` ``(draws, N, k)``, each of
+        ``params`` ``(draws, ...)``."""
+        values = [np.asarray(v, dtype=d) for v, d in zip(values, self._dtypes)]
+        n = values[0].shape[0]
+        if self._numbers is not None:
+            out = self._numbers(*values)
+        else:  # one draw at a time
+            out = [np.stack(parts) for parts in zip(*(self._numbers_one(*[v[t] for v in values]) for t in range(n)))]
+        # an output that depends on none of the draws comes without the batch axis
+        out = [np.asarray(x, dtype=float) for x in out]
+        out = [x if x.ndim > nd else np.broadcast_to(x, (n, *x.shape)) for x, nd in zip(out, self._core_ndim)]
+        return out[0], out[1:]
+
+    def log_marginal(self, rows, params):
+        """``(rows,)`` cluster log marginals of ``rows`` ``(rows, k)``, each at its own
+        hyperparameters ``params`` (one array ``(rows, ...)`` per hyperparameter)."""
+        if self._lm is not None:
+            return np.asarray(self._lm(rows, *params)[0], dtype=float)
+        return np.array([float(self._lm_one(r, *[p[j] for p in params])) for j, r in enumerate(rows)])
+
+
+def _vectorized(inputs, outputs, python_function):
+    """``outputs`` of ``inputs`` batched over a new first axis of every input, run by PyTensor's
+    Python linker; None if the graph does not vectorize (the caller then loops, same numbers)."""
+    import pytensor.tensor as pt
+    from pytensor.graph.replace import vectorize_graph
+
+    batched = [pt.tensor(dtype=v.dtype, shape=(None, *v.type.shape), name=v.name) for v in inputs]
+    try:
+        out = vectorize_graph(list(outputs), dict(zip(inputs, batched)))
+        return python_function(batched, out)
+    except Exception:  # noqa: BLE001 - an Op without a vectorization rule: the loop gives the same
+        return None

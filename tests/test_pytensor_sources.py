@@ -44,3 +44,25 @@ def test_compilations_leave_nothing_in_the_system_temp_dir(tmp_path):
     assert folder.is_dir() and tmp not in folder.parents
     # PyTensor without `generated_src_dir` names the files at random: this process's are gone
     assert not [p for p in folder.glob("pmp_src_*") if p.stat().st_mtime >= started - 1]
+
+
+_REMOVED = """
+import shutil, numpy as np, pytensor.tensor as pt
+from pymc_partition._pytensor_modes import compile_function
+from pymc_partition._pytensor_sources import source_folder
+
+shutil.rmtree(source_folder())  # what PyTensor 2's module cache does to an empty folder
+x = pt.dvector("x")
+print(compile_function([x], pt.exp(x) * {salt} + pt.sin(x))(np.ones(2)))
+"""
+
+
+def test_a_removed_folder_is_made_again(tmp_path):
+    """PyTensor 2's module cache removes empty folders of its compile directory, the source folder
+    among them once earlier processes removed their files: compiling afterwards still works
+    (it raised FileNotFoundError, e.g. in every pm.sample with a random hyperparameter)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    code = _REMOVED.format(salt=float(abs(hash(str(tmp_path))) % 1000 + 1))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -86,6 +86,9 @@ def _redirected(real):
         if kwargs.get("dir") is None and len(args) < 5:  # (mode, buffering, encoding, newline, suffix)
             kwargs["dir"] = folder
             kwargs.setdefault("prefix", _PREFIX)
+            # PyTensor 2's C module cache removes empty folders of its compile directory when it
+            # refreshes (a C compilation, e.g. NUTS's logp): the folder may be gone by now
+            os.makedirs(folder, exist_ok=True)
         f = real(*args, **kwargs)
         if kwargs.get("dir") == folder and not kwargs.get("delete", True):
             _written.append(f.name)

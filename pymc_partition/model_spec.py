@@ -367,6 +367,10 @@ class HyperparameterBlock:
         out = point.copy()
         start = 0
         for name, shape, dtype in zip(self.names, self.shapes, self.dtypes):
+            if shape == ():  # a scalar: no reshape (a third of the step's Python time)
+                out[name] = np.array(theta[start], dtype=dtype)
+                start += 1
+                continue
             size = int(np.prod(shape))
             out[name] = theta[start : start + size].reshape(shape).astype(dtype)
             start += size
@@ -374,9 +378,13 @@ class HyperparameterBlock:
 
 
 def _ravel(point, names):
+    """``point``'s values of ``names``, raveled into one float64 vector."""
     if not names:
         return np.zeros(0)
-    return np.concatenate([np.asarray(point[n], dtype=np.float64).ravel() for n in names])
+    values = [point[n] for n in names]
+    if all(np.ndim(v) == 0 for v in values):
+        return np.array(values, dtype=np.float64)
+    return np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in values])
 
 
 def _vector_slices(vector, values, point):

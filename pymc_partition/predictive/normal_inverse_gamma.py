@@ -28,9 +28,7 @@ import math
 
 import numba
 import numpy as np
-from .._special import log_rising
 from .._special import log_rising_scalar as _lr
-from ..priors._ops import NUMPY
 from ._shared import add_then_pred, pred_slots
 from ._types import unpack
 from .form import PredictiveForm
@@ -145,6 +143,27 @@ def _remove(ctx, c, i):
     return add_then_pred(_add, _pred_one, ctx, c, i)
 
 
+@numba.njit(**_NJIT)
+def _count_tables(r, n_max, k0, a0):
+    """The count-only terms for ``n = 0..n_max`` summed over the variables: ``T[n]``, the
+    predictive's for one more item of ``r`` rows, and ``L[n]``, the log marginal's (the log
+    marginal is ``L[n] - sum_v [alpha0_v log(beta_v / beta0_v) + n/2 log beta_v]``). Compiled:
+    at every change of ``kappa0`` or ``alpha0`` (a random hyperparameter) numpy took 0.6 ms for
+    2,000 items, more than a Gibbs sweep."""
+    T = np.empty(n_max + 1)
+    L = np.empty(n_max + 1)
+    for j in range(n_max + 1):
+        n = float(j)
+        t = 0.0
+        lm = 0.0
+        for v in range(k0.shape[0]):
+            t += -0.5 * r * _LOG_2PI - 0.5 * math.log1p(r / (k0[v] + n)) + _lr(a0[v] + 0.5 * n, 0.5 * r)
+            lm += -0.5 * n * _LOG_2PI - 0.5 * math.log1p(n / k0[v]) + _lr(a0[v], 0.5 * n)
+        T[j] = t
+        L[j] = lm
+    return T, L
+
+
 def normal_inverse_gamma_form(family, item_stats):
     """The :class:`PredictiveForm` of a :class:`~pymc_partition.NormalInverseGamma` family."""
     X = np.asarray(item_stats, dtype=np.float64)
@@ -156,14 +175,8 @@ def normal_inverse_gamma_form(family, item_stats):
     rows = X[:, 0]
     values, counts = np.unique(rows, return_counts=True)
     r = float(values[np.argmax(counts)])
-    n = np.arange(int(round(rows.sum())) + 1, dtype=float)[:, None]
-    T = np.sum(
-        -0.5 * r * _LOG_2PI - 0.5 * np.log1p(r / (k0 + n)) + log_rising(a0 + 0.5 * n, 0.5 * r, NUMPY),
-        axis=1,
-    )
-    # the log marginal is L[n] - sum_v [alpha0_v log(beta_v / beta0_v) + n/2 log beta_v]
-    L = np.sum(-0.5 * n * _LOG_2PI - 0.5 * np.log1p(n / k0) + log_rising(a0, 0.5 * n, NUMPY), axis=1)
-    params = np.concatenate([[V, r, n.shape[0]], mu0, k0, a0, b0, T, L])
+    T, L = _count_tables(r, int(round(rows.sum())), np.ascontiguousarray(k0), np.ascontiguousarray(a0))
+    params = np.concatenate([[V, r, T.shape[0]], mu0, k0, a0, b0, T, L])
     s1, s2 = X[:, 1 : 1 + V], X[:, 1 + V : 1 + 2 * V]
     aux = np.empty((X.shape[0], 1 + 2 * V))
     aux[:, 0] = rows

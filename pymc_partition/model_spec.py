@@ -479,13 +479,13 @@ def hyperparameter_block(model, vars, point):
         lp = model.logp(vars=[v], sum=True)
         used = uses(lp)
         if used:
-            parts.append(lp)
+            parts.append((lp, used))
             for u in used:  # which terms each variable enters, besides its own prior
                 if model.rvs_to_values.get(v) is not u:
                     own.setdefault(u, []).append(v.name)
     log_g, log_h = prior_graphs
     if uses(log_g) or uses(log_h):
-        parts.append(log_g[sizes.shape[0]] + pt.sum(log_h[sizes]))
+        parts.append((log_g[sizes.shape[0]] + pt.sum(log_h[sizes]), uses(log_g) | uses(log_h)))
     start = 0
     for obs, params, st in zip(terms, hyper, stats_graphs):
         width = int(st.type.shape[1]) if st.type.shape[1] is not None else int(np.shape(_evaluate_at(model, [st], point)[0])[1])
@@ -499,7 +499,7 @@ def hyperparameter_block(model, vars, point):
 
                 conds, msgs = zip(*conditions)
                 lm = check_parameters(lm, *conds, msg=", ".join(msgs))
-            parts.append(lm)
+            parts.append((lm, set().union(*(uses(p) for p in params))))
             for p in params:
                 for u in uses(p):
                     own.setdefault(u, []).append(obs.name)
@@ -531,6 +531,10 @@ def hyperparameter_block(model, vars, point):
     out.density_jit = None
     out.rest_names, out.rest_shapes = [], []
     if out.slice_index:
+        # terms of the Escobar-West coordinates alone are constant for the slice updates
+        sliced = {v for v, shape, start in zip(vars, out.shapes, np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes]))
+                  if start in out.slice_index}  # fmt: skip
+        parts = [g for g, used in parts if used & sliced]
         total = pt.add(*parts) if len(parts) > 1 else parts[0]
         rest_vars = [v for v in model.value_vars if v in set(ancestors([total])) and v not in block]
         out.rest_names = [v.name for v in rest_vars]

@@ -63,10 +63,26 @@ class HyperparameterKernel:
                              f"{self.ew[:, 0].astype(int).tolist()}.")  # fmt: skip
         if self.slice_index.size and density is None:
             raise ValueError("Slice-sampled coordinates need a `density`.")
-        self._addr = density.addresses if density is not None else np.zeros(2, np.int64)
+        self.set_density(density)
         self.widths = np.full(self.n_theta, float(width))
         self.reset_tuning()
+
+    def set_density(self, density):
+        """Take the (compiled, process-local) log density, e.g. again after unpickling."""
+        self.density = density
+        self._addr = density.addresses if density is not None else np.zeros(2, np.int64)
         self._entry = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        # compiled code and addresses are process-local: the owner gives them again (set_density)
+        for key in ("density", "_addr", "_entry"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.set_density(None)
 
     def reset_tuning(self):
         """Forget the moves seen so far (the widths adapt afresh from their current values)."""
@@ -98,6 +114,8 @@ class HyperparameterKernel:
         (theta, log_density, n_evals)
             ``log_density`` is the density at the new ``theta`` (NaN without slice coordinates).
         """
+        if self.slice_index.size and self.density is None:
+            raise RuntimeError("The kernel has no log density (unpickled?): call set_density first.")
         args = (int(seed), labels, self.item_stats, self._addr, theta, rest, self.slice_index,
                 self.widths, self.ew, bool(tune), self.move_sums, self.move_counts, MAX_STEPS)  # fmt: skip
         if self._entry is None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pymc as pm
 from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
@@ -109,6 +111,19 @@ class PartitionHyperparameters(BlockedStep):
                          lambda self, v: self.kernel.move_sums.__setitem__(slice(None), v))  # fmt: skip
     move_counts = property(lambda self: self.kernel.move_counts,
                            lambda self, v: self.kernel.move_counts.__setitem__(slice(None), v))  # fmt: skip
+
+    # ------------------------------------------------------------------ pickling (cores > 1)
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        block = state["block"] = copy.copy(self.block)
+        block.density_jit = None  # numba code is process-local; the pytensor function is not
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if self.block.slice_index:
+            self.block.density_jit = self.block.density_function.vm.jit_fn
+            self.kernel.set_density(compile_density(self.block.density_jit))
 
     # ------------------------------------------------------------------ PyMC protocol
     def setup_chain(self, rng, tune, draws):

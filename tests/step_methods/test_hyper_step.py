@@ -72,3 +72,20 @@ def test_refuses_what_does_not_hang_off_a_partition():
         pmp.PartitionHyperparameters([x], model=model)
     with pytest.raises(TypeError, match="cannot sample the Partition"):  # no vars: all of them
         pmp.PartitionHyperparameters(model=model)
+
+
+def test_pickles_for_worker_processes():
+    """PyMC pickles the steps for worker processes where it cannot fork: the compiled density is
+    built again there from the pytensor function, and the chain continues alike."""
+    import cloudpickle
+
+    with pm.Model() as model:
+        alpha = pm.LogNormal("alpha", 0.0, 1.0)
+        z = pmp.Partition("z", n_items=4, prior=pmp.DirichletProcess(alpha=alpha))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0),
+                               observed=np.eye(4))  # fmt: skip
+    step = pmp.PartitionHyperparameters([alpha], model=model)
+    copy = cloudpickle.loads(cloudpickle.dumps(step))
+    point = model.initial_point()
+    step.seed_buffer, copy.seed_buffer = [7], [7]
+    np.testing.assert_array_equal(step.step(point)[0]["alpha_log__"], copy.step(point)[0]["alpha_log__"])

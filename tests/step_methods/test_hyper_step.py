@@ -25,6 +25,16 @@ def _spike_slab_model():
     return model
 
 
+def _dp_model():
+    """Four items under a DP whose alpha has a LogNormal prior (slice-sampled)."""
+    with pm.Model() as model:
+        alpha = pm.LogNormal("alpha", 0.0, 1.0)
+        z = pmp.Partition("z", n_items=4, prior=pmp.DirichletProcess(alpha=alpha))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0),
+                               observed=np.eye(4))  # fmt: skip
+    return model
+
+
 def test_nuts_keeps_what_scales_the_statistics_and_the_step_reads_them_again():
     model = _spike_slab_model()
     _, selected = assign_step_methods(model, None, pm.step_methods.STEP_METHODS)
@@ -44,11 +54,8 @@ def test_nuts_keeps_what_scales_the_statistics_and_the_step_reads_them_again():
 
 
 def test_sampling_state_round_trip_and_chain_setup():
-    with pm.Model() as model:
-        alpha = pm.LogNormal("alpha", 0.0, 1.0)
-        z = pmp.Partition("z", n_items=4, prior=pmp.DirichletProcess(alpha=alpha))
-        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0),
-                               observed=np.eye(4))  # fmt: skip
+    model = _dp_model()
+    alpha = model["alpha"]
     step = pmp.PartitionHyperparameters([alpha], model=model)
     point = model.initial_point()
     for _ in range(20):
@@ -79,11 +86,8 @@ def test_pickles_for_worker_processes():
     built again there from the pytensor function, and the chain continues alike."""
     import cloudpickle
 
-    with pm.Model() as model:
-        alpha = pm.LogNormal("alpha", 0.0, 1.0)
-        z = pmp.Partition("z", n_items=4, prior=pmp.DirichletProcess(alpha=alpha))
-        pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0),
-                               observed=np.eye(4))  # fmt: skip
+    model = _dp_model()
+    alpha = model["alpha"]
     step = pmp.PartitionHyperparameters([alpha], model=model)
     copy = cloudpickle.loads(cloudpickle.dumps(step))
     point = model.initial_point()

@@ -416,7 +416,7 @@ def _escobar_west_row(model, rv, index, prior, other_uses):
     transform = model.rvs_to_transforms.get(rv)
     if transform is not None and type(transform).__name__ != "LogTransform":
         return None
-    shape, scale = (float(np.asarray(p.eval())) for p in params)
+    shape, scale = (float(np.asarray(v)) for v in compile_function([], params, mode="FAST_COMPILE")())
     return (index, shape, 1.0 / scale, 1.0 if transform is not None else 0.0)
 
 
@@ -527,7 +527,7 @@ def hyperparameter_block(model, vars, point):
     stats_all = pt.concatenate([pt.as_tensor_variable(g) for g in stats_graphs], axis=1)
     out._stats_fn = compile_function(stats_inputs, stats_all, mode="FAST_COMPILE") if stats_inputs else None
     out.item_stats = out.item_stats_at(point) if stats_inputs else np.ascontiguousarray(
-        np.asarray(stats_all.eval(), dtype=np.float64))
+        compile_function([], stats_all, mode="FAST_COMPILE")(), dtype=np.float64)
     out.density_jit = None
     out.rest_names, out.rest_shapes = [], []
     if out.slice_index:

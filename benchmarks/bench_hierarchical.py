@@ -1,5 +1,5 @@
-"""Random hyperparameters: the cost of a compound draw (partition step + NUTS) next to the
-partition step alone, measured in the same run (issue 9, "Speed").
+"""Random hyperparameters: the cost of a compound draw (the hyperparameters' step + the partition
+step) next to the partition step alone, measured in the same run (issues 9 and 18, "Speed").
 
 Run from the repository root::
 
@@ -30,13 +30,17 @@ Per draw (one draw = one Gibbs sweep of ``GibbsPartition``, the step ``pm.sample
    its kernels' arrays and rebuilds its cluster state from the labels. Its extra cost is split
    into its parts (the compiled function, the singleton log marginals, the family object with
    its argument checks, the predictive form, the rebuild inside the kernel);
-4. the full compound draw through ``pm.sample(tune, draws, chains=1, cores=1)`` (NUTS on the
-   hyperparameters + GibbsPartition), per draw from the draws' ``perf_counter_start`` (wall time
-   between consecutive draws, so compilation is excluded), with NUTS's share from its own
-   ``perf_counter_diff``; and the fixed model through ``pm.sample`` (partition step only, per
-   draw from PyMC's ``sampling_time``).
+4. ``PartitionHyperparameters.step`` alone, and it and the partition step called in turn (a
+   draw of the compound chain without PyMC between the steps);
+5. the full compound draw through ``pm.sample(tune, draws, chains=1, cores=1)`` with the steps
+   ``pm.sample()`` assigns (``PartitionHyperparameters`` + ``GibbsPartition``), the same with
+   NUTS on the hyperparameters (the steps before issue 18; NUTS's share from its own
+   ``perf_counter_diff``), and the fixed model (partition step only): each per draw from PyMC's
+   ``sampling_time`` / (tune + draws), so compilation is excluded and PyMC's own cost per draw
+   is in all three. The goal's ratio is the compound draw over the fixed one. The bulk ESS per
+   second of sampling of each hyperparameter is reported for both compound chains.
 
-1-3 are timed in interleaved rounds, each figure the fastest round (the machine may be shared);
+1-4 are timed in interleaved rounds, each figure the fastest round (the machine may be shared);
 every ratio is against 1, measured in the same run. First-call costs are reported apart:
 building each step (compiling, or loading numba's cache), the first refresh, and what
 ``pm.sample`` spends outside sampling (NUTS's logp/gradient compilation, building the steps,
@@ -167,6 +171,17 @@ def rebuild_step(step, point, name, n_calls):
     return (time.perf_counter() - t0) / n_calls
 
 
+def run_chain(steps, point, n_calls):
+    """Seconds per draw of ``steps`` called in turn on the point, as PyMC's CompoundStep does
+    (without PyMC's bookkeeping between them)."""
+    q = dict(point)
+    t0 = time.perf_counter()
+    for _ in range(n_calls):
+        for step in steps:
+            q, _ = step.step(q)
+    return (time.perf_counter() - t0) / n_calls
+
+
 def perturbed_points(point, jitter, n, rng):
     """``n`` copies of ``point`` with the hyperparameters' transformed values jittered."""
     out = []
@@ -232,26 +247,62 @@ def profile_refresh(step, points, name, n_calls, top=10):
                      for line in lines[start:] if line.strip())  # fmt: skip
 
 
-def sample(model, z, tune, draws, seed):
-    """``(wall seconds, idata, partition step seconds per call)`` of ``pm.sample`` with PyMC's
-    default step assignment; the partition step is built beforehand (as PyMC would build it) to
-    time its calls inside the run."""
+def _timed(step, spent):
+    """Time ``step.step`` inside a run (the instance attribute shadows the method PyMC calls)."""
+    inner = step.step
+
+    def timed(point):
+        t = time.perf_counter()
+        out = inner(point)
+        spent[0] += time.perf_counter() - t
+        spent[1] += 1
+        return out
+
+    step.step = timed
+
+
+def sample(model, z, tune, draws, seed, hyper="auto"):
+    """``(wall seconds, idata, partition step seconds per call, hyperparameter step seconds per
+    call)`` of ``pm.sample``; ``hyper="auto"`` lets PyMC assign the other variables (the
+    hyperparameters get ``PartitionHyperparameters``), ``"nuts"`` gives them NUTS (the steps
+    before this issue). The steps are built beforehand, as PyMC would build them, to time
+    their calls inside the run."""
     with model:
         t0 = time.perf_counter()
         step = pmp.GibbsPartition([z])
-        inner, spent = step.step, [0.0, 0]
-
-        def timed(point):
-            t = time.perf_counter()
-            out = inner(point)
-            spent[0] += time.perf_counter() - t
-            spent[1] += 1
-            return out
-
-        step.step = timed  # the instance attribute shadows the method CompoundStep calls
-        idata = pm.sample(tune=tune, draws=draws, chains=1, cores=1, step=[step], progressbar=False,
+        spent, spent_h = [0.0, 0], [0.0, 0]
+        _timed(step, spent)
+        steps = [step]
+        others = [v for v in model.free_RVs if v is not z]
+        if others:
+            other = pmp.PartitionHyperparameters(others) if hyper == "auto" else pm.NUTS(others)
+            if hyper == "auto":
+                _timed(other, spent_h)
+            steps.insert(0, other)
+        idata = pm.sample(tune=tune, draws=draws, chains=1, cores=1, step=steps, progressbar=False,
                           random_seed=seed, compute_convergence_checks=False)  # fmt: skip
-    return time.perf_counter() - t0, idata, spent[0] / max(spent[1], 1)
+    return (time.perf_counter() - t0, idata, spent[0] / max(spent[1], 1),
+            spent_h[0] / max(spent_h[1], 1))  # fmt: skip
+
+
+def chosen_steps(model):
+    """Which step ``pm.sample()`` assigns to each variable: ``{step name: [variables]}``."""
+    from pymc.sampling.mcmc import assign_step_methods
+
+    _, selected = assign_step_methods(model, None, pm.step_methods.STEP_METHODS)
+    return {cls.__name__: [model.values_to_rvs[v].name for v in vs] for cls, vs in selected.items()}
+
+
+def ess_per_second(idata, names):
+    """Bulk ESS per second of sampling of each variable (one chain)."""
+    import arviz as az
+
+    seconds = idata.posterior.attrs["sampling_time"]
+    out = {}
+    for name in names:
+        ess = az.ess(idata.posterior[name])
+        out[name] = float(np.asarray(getattr(ess, name, ess)).min()) / seconds
+    return out
 
 
 def logp_dlogp_seconds(model, point, n_calls):
@@ -287,6 +338,11 @@ def measure(case, quick):
     rand = pmp.GibbsPartition([zr], model=rand_model)
     first = time.perf_counter() - t0
     res["first"]["build GibbsPartition, random (+ HyperparameterReader compile)"] = first
+    t0 = time.perf_counter()
+    hyper = pmp.PartitionHyperparameters([v for v in rand_model.free_RVs if v is not zr], model=rand_model)
+    res["first"]["build PartitionHyperparameters (log density compile)"] = time.perf_counter() - t0
+    res["hyper_block"] = {"escobar_west": [hyper.block.names[int(r[0])] for r in hyper.block.escobar_west],
+                          "slice": [hyper.block.names[j] for j in hyper.block.slice_index]}  # fmt: skip
 
     # warm up: a few sweeps from the initial point so the chains hold realistic clusters
     pf, pr = fixed_model.initial_point(), rand_model.initial_point()
@@ -301,8 +357,12 @@ def measure(case, quick):
     res["first"]["first step with new hyperparameters"] = time.perf_counter() - t0
     run_steps(rand, moving, name, 20)
 
-    timings = {k: [] for k in ("fixed", "rebuild", "same", "moving")}
+    hyper.stop_tuning()
+    run_chain([hyper, rand], pr, 20)
+    timings = {k: [] for k in ("fixed", "rebuild", "same", "moving", "hyper", "chain")}
     for _ in range(rounds):
+        timings["hyper"].append(run_chain([hyper], pr, n_calls))
+        timings["chain"].append(run_chain([hyper, rand], pr, n_calls))
         timings["fixed"].append(run_steps(fixed, [pf], name, n_calls))
         timings["rebuild"].append(rebuild_step(fixed, pf, name, n_calls))
         timings["same"].append(run_steps(rand, same, name, n_calls))
@@ -312,22 +372,35 @@ def measure(case, quick):
     res["parts"] = refresh_parts(rand, moving, n_calls)
     res["profile"] = profile_refresh(rand, moving, name, n_calls)
 
-    # pm.sample: the compound draw (NUTS + GibbsPartition) and the partition step alone
-    wall, idata, step_in_run = sample(rand_model, zr, tune, draws, seed=2)
-    ss = idata.sample_stats
-    starts = np.asarray(ss["perf_counter_start"]).ravel()
+    # pm.sample: the compound draw as PyMC assigns it (PartitionHyperparameters + GibbsPartition),
+    # the same with NUTS on the hyperparameters (as before), and the partition step alone
+    res["chosen"] = chosen_steps(rand_model)
+    hyper_names = [v.name for v in rand_model.free_RVs if v is not zr]
+    wall, idata, step_in_run, hyper_in_run = sample(rand_model, zr, tune, draws, seed=2)
     sampling = idata.posterior.attrs["sampling_time"]
+    ss = idata.sample_stats
     res["compound"] = {
-        "per_draw": float(np.mean(np.diff(starts))),
-        "nuts": float(np.mean(np.asarray(ss["perf_counter_diff"]))),
+        "per_draw": sampling / (tune + draws),
         "partition": step_in_run,
+        "hyper": hyper_in_run,
+        "evals": float(np.mean(np.asarray(ss["hyper_n_evals"]))),
+        "clusters": float(np.mean(np.asarray(ss["n_clusters"]))),
+        "ess_s": ess_per_second(idata, hyper_names),
+    }
+    res["first"]["pm.sample outside sampling, random (steps, idata)"] = wall - sampling
+    wall_n, idata_n, step_n, _ = sample(rand_model, zr, tune, draws, seed=2, hyper="nuts")
+    sampling_n = idata_n.posterior.attrs["sampling_time"]
+    ss = idata_n.sample_stats
+    res["nuts"] = {
+        "per_draw": sampling_n / (tune + draws),
+        "nuts": float(np.mean(np.asarray(ss["perf_counter_diff"]))),
+        "partition": step_n,
         "leapfrog": float(np.mean(np.asarray(ss["n_steps"]))),
         "logp_dlogp": logp_dlogp_seconds(rand_model, pr, n_calls),
-        "clusters": float(np.mean(np.asarray(ss["n_clusters"]))),
-        "sampling_time_per_draw": sampling / (tune + draws),
+        "ess_s": ess_per_second(idata_n, hyper_names),
     }
-    res["first"]["pm.sample outside sampling, random (NUTS compile, step, idata)"] = wall - sampling
-    wall_f, idata_f, _ = sample(fixed_model, zf, 0, draws, seed=3)
+    res["first"]["pm.sample outside sampling, random with NUTS (NUTS compile, steps, idata)"] = wall_n - sampling_n
+    wall_f, idata_f, _, _ = sample(fixed_model, zf, 0, draws, seed=3)
     sampling_f = idata_f.posterior.attrs["sampling_time"]
     res["fixed_sample"] = sampling_f / draws
     res["first"]["pm.sample outside sampling, fixed (step, idata)"] = wall_f - sampling_f
@@ -356,19 +429,32 @@ def report(case, res):
         row("    of which " + label, t)
     row("    remainder (copies into the kernels arrays, noise)",
         extra - rebuild - sum(res["parts"].values()))  # fmt: skip
-    c = res["compound"]
-    row("pm.sample, fixed: partition step only", res["fixed_sample"])
-    row("pm.sample, random: compound draw (NUTS + partition step)", c["per_draw"])
-    row(f"  of which NUTS ({c['leapfrog']:.1f} leapfrog steps per draw)", c["nuts"],
-        f"   share {c['nuts'] / c['per_draw']:.0%}")  # fmt: skip
-    row("    NUTS: one log density + gradient evaluation", c["logp_dlogp"])
-    row("    NUTS outside the evaluations (its Python per leapfrog step)",
-        c["nuts"] - c["leapfrog"] * c["logp_dlogp"])  # fmt: skip
+    print(f"   PartitionHyperparameters: Escobar-West {res['hyper_block']['escobar_west']}, "
+          f"slice {res['hyper_block']['slice']}")  # fmt: skip
+    row("PartitionHyperparameters.step alone (labels fixed)", steps["hyper"])
+    row("PartitionHyperparameters + partition step, called in turn (no PyMC)", steps["chain"])
+    c, n = res["compound"], res["nuts"]
+    fixed = res["fixed_sample"]
+    print(f"   pm.sample() chose: {res['chosen']}")
+    row("pm.sample, fixed: partition step only (the goal's baseline)", fixed)
+    row("pm.sample, random: compound draw (PartitionHyperparameters + partition step)",
+        c["per_draw"], f"   {c['per_draw'] / fixed:5.2f}x the fixed pm.sample draw")  # fmt: skip
+    row(f"  of which PartitionHyperparameters ({c['evals']:.1f} log density evaluations)",
+        c["hyper"], f"   share {c['hyper'] / c['per_draw']:.0%}")  # fmt: skip
     row("  of which partition step (timed inside the run)", c["partition"],
         f"   share {c['partition'] / c['per_draw']:.0%}")  # fmt: skip
-    row("  of which PyMC between the steps (the rest)", c["per_draw"] - c["nuts"] - c["partition"])
-    print(f"   (mean clusters {c['clusters']:.1f}; PyMC sampling_time / (tune + draws) "
-          f"{c['sampling_time_per_draw'] * 1e6:.1f} us)")  # fmt: skip
+    row("  of which PyMC between the steps (the rest)", c["per_draw"] - c["hyper"] - c["partition"])
+    row("pm.sample, random with NUTS on the hyperparameters (as before)", n["per_draw"],
+        f"   {n['per_draw'] / fixed:5.2f}x the fixed pm.sample draw")  # fmt: skip
+    row(f"  of which NUTS ({n['leapfrog']:.1f} leapfrog steps per draw)", n["nuts"],
+        f"   share {n['nuts'] / n['per_draw']:.0%}")  # fmt: skip
+    row("    NUTS: one log density + gradient evaluation", n["logp_dlogp"])
+    row("  of which partition step (timed inside the run)", n["partition"])
+    print(f"   (mean clusters {c['clusters']:.1f})")
+    print("   ESS per second of sampling (bulk, one chain):")
+    for name, v in c["ess_s"].items():
+        print(f"     {name:20s} PartitionHyperparameters {v:10.0f}/s   NUTS {n['ess_s'][name]:10.0f}/s"
+              f"   {v / n['ess_s'][name]:6.1f}x")  # fmt: skip
     print("   first-call costs:")
     for label, t in res["first"].items():
         print(f"     {label:68s} {t:8.3f} s")

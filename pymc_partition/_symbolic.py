@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["is_symbolic", "RandomParams", "check_support", "POSITIVE"]
+__all__ = ["is_symbolic", "RandomParams", "check_support", "POSITIVE", "tag_hyperparameters",
+           "hyperparameter_role", "HYPERPARAMETER_TAG"]
+
+#: tag of a random variable the partition's prior or family depends on: ``"cluster"`` when it
+#: enters only through the prior's tables or the cluster log marginal (an ``O(C)`` conditional
+#: given the partition), ``"stats"`` when it also scales the per-item statistics (``O(N)``)
+HYPERPARAMETER_TAG = "partition_hyperparameter"
 
 #: ``(outside, domain)`` of a positive parameter for :func:`check_support`
 POSITIVE = ((-1e-3, -1.0), "positive")
@@ -92,3 +98,31 @@ def check_support(name, value, outside, domain):
             "pm.HalfNormal, pm.LogNormal; in an interval pm.Uniform or pm.Beta), or a graph that "
             "is, e.g. pm.math.exp(x)."
         )
+
+
+def tag_hyperparameters(graphs, role):
+    """Tag the continuous random variables among the ancestors of ``graphs`` (a prior's or a
+    family's random parameters) with :data:`HYPERPARAMETER_TAG` = ``role`` (``"cluster"`` or
+    ``"stats"``; ``"stats"`` is kept once given): how a step method's competence, which sees one
+    variable and no model, knows it hangs off a partition."""
+    from pymc.distributions.distribution import SymbolicRandomVariable
+    from pytensor.graph.traversal import ancestors
+    from pytensor.tensor.random.op import RandomVariable
+
+    for var in ancestors([g for g in graphs if is_symbolic(g)]):
+        owner = var.owner
+        if owner is None or not isinstance(owner.op, RandomVariable | SymbolicRandomVariable):
+            continue
+        if var is owner.outputs[0] and len(owner.outputs) > 1:
+            continue  # the next random generator, not the draw
+        if not str(var.dtype).startswith("float"):
+            continue
+        if getattr(var.tag, HYPERPARAMETER_TAG, None) != "stats":
+            setattr(var.tag, HYPERPARAMETER_TAG, role)
+
+
+def hyperparameter_role(var):
+    """``"cluster"``, ``"stats"`` or None: how ``var`` enters a partition's terms
+    (:func:`tag_hyperparameters`)."""
+    tag = getattr(var, "tag", None)
+    return getattr(tag, HYPERPARAMETER_TAG, None) if tag is not None else None

@@ -15,6 +15,7 @@ import pytensor.tensor as pt
 from pymc.distributions.distribution import Discrete
 from pytensor.tensor.random.op import RandomVariable
 
+from ._symbolic import tag_hyperparameters
 from .prior_draws import _prefix_weights, draw_prior
 from .priors import PartitionPrior, check_n_items as _check_n_items
 
@@ -186,6 +187,7 @@ class Partition(Discrete):
             log_g, log_h = (pt.specify_shape(t, (n_items + 1,)) for t in (log_g, log_h))
         rv = super().dist([log_g, log_h], **kwargs)
         rv.tag.partition_prior = prior
+        tag_hyperparameters([getattr(prior, k) for k in prior.random_params], "cluster")
         return rv
 
     def support_point(rv, size, log_g, log_h):

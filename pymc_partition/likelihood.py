@@ -16,7 +16,7 @@ import pytensor.tensor as pt
 from pymc.distributions.distribution import Continuous
 from pytensor.tensor.random.op import RandomVariable
 
-from ._symbolic import is_symbolic
+from ._symbolic import is_symbolic, tag_hyperparameters
 from .distribution import PartitionRV
 from .families.base import ConjugateFamily, check_data
 
@@ -180,6 +180,8 @@ class MarginalLikelihood(Continuous):
         )  # fmt: skip
         rv = _call_rv(op, partition, stats, *params, pt.constant(item_index), **kwargs)
         rv.tag.item_index = item_index
+        for k in random:  # which step may sample them: see pymc_partition.step_methods.hyper
+            tag_hyperparameters([getattr(family, k)], "stats" if k in family._stats_params else "cluster")
         return rv
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pymc as pm
+import pytensor.tensor as pt
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
 
@@ -34,6 +35,8 @@ __all__ = [
     "RandomHyperparameterError",
     "HyperparameterReader",
     "TermDrawReader",
+    "HyperparameterBlock",
+    "hyperparameter_block",
 ]
 
 
@@ -407,3 +410,244 @@ def _vectorized(inputs, outputs, python_function):
         return python_function(batched, out)
     except Exception:  # noqa: BLE001 - an Op without a vectorization rule: the loop gives the same
         return None
+
+
+class HyperparameterBlock:
+    """The conditional of some continuous variables given a partition, read from the model.
+
+    Built by :func:`hyperparameter_block` for the variables that hang off one partition (its
+    prior's parameters, its family's hyperparameters outside the per-item statistics, and their
+    hyperpriors). Their conditional log density given the labels is the model's logp terms that
+    depend on them (priors and hyperpriors, with PyMC's Jacobians), plus the partition's prior
+    term ``log_g[C] + sum_c log_h[n_c]`` and the likelihood's ``sum_c log m(S_c)``, both written
+    on the clusters' sizes and summed statistics: ``O(C)`` per evaluation instead of ``O(N)``.
+
+    Attributes
+    ----------
+    partition : str
+        Name of the partition's value variable (its labels in the point).
+    names, shapes, dtypes : lists
+        The block's value variables, in the order of ``theta`` (raveled, concatenated).
+    rest_names, rest_shapes : lists
+        The other value variables the density reads (``rest``, raveled, concatenated).
+    density_jit : numba dispatcher or None
+        ``density_jit(theta, rest, S, sizes)`` -> ``(0-d array,)`` (pytensor's numba backend);
+        None when every coordinate is drawn by Escobar-West.
+    slice_index : list of int
+        Coordinates of ``theta`` sampled by slice sampling.
+    escobar_west : list of (index, shape, rate, log_scale)
+        DP concentrations with a constant Gamma prior and no other role in the model.
+    item_stats : ndarray (n_items, k)
+        Per-item statistics of the likelihood terms, side by side (at the initial point).
+    stats_names : list of str
+        Value variables the per-item statistics depend on (none of the block's); ``item_stats_at``
+        recomputes them from those values.
+    """
+
+    def theta(self, point):
+        """The block's values in ``point``, raveled into one float64 vector."""
+        return _ravel(point, self.names)
+
+    def rest(self, point):
+        """The other variables' values the density reads, raveled into one float64 vector."""
+        return _ravel(point, self.rest_names)
+
+    def item_stats_at(self, point):
+        """The per-item statistics at ``point`` (they change with :attr:`stats_names` only)."""
+        if self._stats_fn is None:
+            return self.item_stats
+        values = [np.asarray(point[n]) for n in self.stats_names]
+        out = _call_at_point(self._stats_fn, self.stats_names, values)
+        return np.ascontiguousarray(out, dtype=np.float64)
+
+    def unravel(self, theta, point):
+        """``point`` (a copy) with the block's values from ``theta``."""
+        out = point.copy()
+        start = 0
+        for name, shape, dtype in zip(self.names, self.shapes, self.dtypes):
+            if shape == ():  # a scalar: no reshape (a third of the step's Python time)
+                out[name] = np.array(theta[start], dtype=dtype)
+                start += 1
+                continue
+            size = int(np.prod(shape))
+            out[name] = theta[start : start + size].reshape(shape).astype(dtype)
+            start += size
+        return out
+
+
+def _ravel(point, names):
+    """``point``'s values of ``names``, raveled into one float64 vector."""
+    if not names:
+        return np.zeros(0)
+    values = [point[n] for n in names]
+    if all(np.ndim(v) == 0 for v in values):
+        return np.array(values, dtype=np.float64)
+    return np.concatenate([np.asarray(v, dtype=np.float64).ravel() for v in values])
+
+
+def _vector_slices(vector, values, point):
+    """``{value var: slice of vector, reshaped}`` in the order of ``values``."""
+    out, start = {}, 0
+    for v in values:
+        shape = np.shape(point[v.name])
+        size = int(np.prod(shape))
+        out[v] = vector[start : start + size].reshape(shape).astype(v.dtype)
+        start += size
+    return out
+
+
+def _escobar_west_row(model, rv, index, prior, other_uses):
+    """``(index, shape, rate, log_scale)`` when ``rv`` is a DP concentration with a constant
+    Gamma prior used nowhere else on PyMC's log or no transform, else None."""
+    from pytensor.graph.traversal import graph_inputs
+    from pytensor.tensor.random.basic import GammaRV
+
+    from .priors import DirichletProcess
+
+    if other_uses or not isinstance(prior, DirichletProcess) or prior.alpha is not rv or rv.ndim:
+        return None
+    if not isinstance(rv.owner.op, GammaRV):
+        return None
+    params = rv.owner.op.dist_params(rv.owner)
+    if not all(isinstance(a, Constant) for a in graph_inputs(params)):
+        return None
+    transform = model.rvs_to_transforms.get(rv)
+    if transform is not None and type(transform).__name__ != "LogTransform":
+        return None
+    shape, scale = (float(np.asarray(v)) for v in compile_function([], params, mode="FAST_COMPILE")())
+    return (index, shape, 1.0 / scale, 1.0 if transform is not None else 0.0)
+
+
+def hyperparameter_block(model, vars, point):
+    """The :class:`HyperparameterBlock` of value variables ``vars`` hanging off one partition.
+
+    Parameters
+    ----------
+    model : pymc.Model
+    vars : list of value variables
+        Continuous; each must be a parameter of a partition's prior, a hyperparameter of its
+        family outside the per-item statistics, or a hyperprior of those.
+    point : dict
+        Values of the model's value variables (shapes, and the per-item statistics there).
+    """
+    from pymc.pytensorf import compile as pymc_compile
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.graph.replace import graph_replace
+    from pytensor.graph.traversal import graph_inputs
+
+    from ._pytensor_modes import numba_mode
+    from ._pytensor_sources import generated_source_dir
+    from .distribution import PartitionRV as _PartitionRV  # noqa: F401  (registered logp)
+
+    vars = list(vars)
+    block = set(vars)
+    names = [v.name for v in vars]
+
+    def uses(graph):
+        return block & set(ancestors([graph]))
+
+    owners = []
+    for prv in find_partition_vars(model):
+        terms = likelihood_terms(model, prv)
+        prior_graphs = model.replace_rvs_by_values(list(PartitionRV.params_of(prv)))
+        hyper = [model.replace_rvs_by_values(list(MarginalLikelihoodRV.params_of(o).hyperparameters)) for o in terms]
+        stats = model.replace_rvs_by_values([MarginalLikelihoodRV.params_of(o).item_stats for o in terms])
+        if any(uses(g) for g in prior_graphs) or any(uses(g) for h in hyper for g in h):
+            owners.append((prv, terms, prior_graphs, hyper, stats))
+        scaled = sorted({v.name for g in stats for v in uses(g)})
+        if scaled:
+            raise NotImplementedError(
+                f"{scaled} scale the per-item statistics of {prv.name!r}'s likelihood: given the "
+                "partition their conditional needs every item (O(N)), not the clusters; sample "
+                "them with NUTS (pm.NUTS([...]))."
+            )
+    if len(owners) != 1:
+        raise ValueError(
+            f"{names} must hang off exactly one pmp.Partition (its prior's parameters, its "
+            f"family's hyperparameters or their hyperpriors); they hang off {len(owners)}."
+        )
+    prv, terms, prior_graphs, hyper, stats_graphs = owners[0]
+    S = pt.dmatrix("S")
+    sizes = pt.lvector("sizes")
+    parts, own = [], {}
+    skip = {prv, *terms}
+    for v in model.free_RVs + model.observed_RVs + list(model.potentials):
+        if v in skip:
+            continue
+        lp = model.logp(vars=[v], sum=True)
+        used = uses(lp)
+        if used:
+            parts.append((lp, used))
+            for u in used:  # which terms each variable enters, besides its own prior
+                if model.rvs_to_values.get(v) is not u:
+                    own.setdefault(u, []).append(v.name)
+    log_g, log_h = prior_graphs
+    if uses(log_g) or uses(log_h):
+        parts.append((log_g[sizes.shape[0]] + pt.sum(log_h[sizes]), uses(log_g) | uses(log_h)))
+    start = 0
+    for obs, params, st in zip(terms, hyper, stats_graphs):
+        width = int(st.type.shape[1]) if st.type.shape[1] is not None else int(np.shape(_evaluate_at(model, [st], point)[0])[1])
+        if any(uses(p) for p in params):
+            op = obs.owner.op
+            family = op.family_at(params)
+            lm = pt.sum(family.log_marginal(S[:, start : start + width]))
+            conditions = family.conditions()
+            if conditions:
+                from pymc.distributions.dist_math import check_parameters
+
+                conds, msgs = zip(*conditions)
+                lm = check_parameters(lm, *conds, msg=", ".join(msgs))
+            parts.append((lm, set().union(*(uses(p) for p in params))))
+            for p in params:
+                for u in uses(p):
+                    own.setdefault(u, []).append(obs.name)
+        start += width
+    # Escobar-West where the prior allows it, slice sampling for every other coordinate
+    out = HyperparameterBlock()
+    out.partition = model.rvs_to_values[prv].name
+    out.names = names
+    out.shapes = [np.shape(point[n]) for n in names]
+    out.dtypes = [v.dtype for v in vars]
+    prior = getattr(prv.tag, "partition_prior", None)
+    out.escobar_west, out.slice_index = [], []
+    index = 0
+    for v, shape in zip(vars, out.shapes):
+        size = int(np.prod(shape))
+        row = _escobar_west_row(model, model.values_to_rvs[v], index, prior, own.get(v, []))
+        if row is not None:
+            out.escobar_west.append(row)
+        else:
+            out.slice_index.extend(range(index, index + size))
+        index += size
+    # the per-item statistics (they may depend on other variables, e.g. NUTS's)
+    stats_inputs = [v for v in model.value_vars if v in set(ancestors(stats_graphs))]
+    out.stats_names = [v.name for v in stats_inputs]
+    stats_all = pt.concatenate([pt.as_tensor_variable(g) for g in stats_graphs], axis=1)
+    out._stats_fn = compile_function(stats_inputs, stats_all, mode="FAST_COMPILE") if stats_inputs else None
+    out.item_stats = out.item_stats_at(point) if stats_inputs else np.ascontiguousarray(
+        compile_function([], stats_all, mode="FAST_COMPILE")(), dtype=np.float64)
+    out.density_jit = None
+    out.rest_names, out.rest_shapes = [], []
+    if out.slice_index:
+        # terms of the Escobar-West coordinates alone are constant for the slice updates
+        sliced = {v for v, shape, start in zip(vars, out.shapes, np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes]))
+                  if start in out.slice_index}  # fmt: skip
+        parts = [g for g, used in parts if used & sliced]
+        total = pt.add(*parts) if len(parts) > 1 else parts[0]
+        rest_vars = [v for v in model.value_vars if v in set(ancestors([total])) and v not in block]
+        out.rest_names = [v.name for v in rest_vars]
+        out.rest_shapes = [np.shape(point[n]) for n in out.rest_names]
+        theta, rest = pt.dvector("theta"), pt.dvector("rest")
+        replace = {**_vector_slices(theta, vars, point), **_vector_slices(rest, rest_vars, point)}
+        # pm.Data in the graph: frozen at their current values for this step
+        for shared in [a for a in graph_inputs([total]) if isinstance(a, SharedVariable)]:
+            replace[shared] = pt.constant(shared.get_value(), dtype=shared.dtype)
+        total = graph_replace(pt.cast(total, "float64"), replace, strict=False)
+        with generated_source_dir():
+            fn = pymc_compile([theta, rest, S, sizes], total, mode=numba_mode(),
+                              on_unused_input="ignore")  # fmt: skip
+        if len(fn.input_storage) != 4:  # pragma: no cover - shared variables were replaced
+            raise RuntimeError("The hyperparameters' density kept shared inputs.")
+        out.density_jit = fn.vm.jit_fn
+        out.density_function = fn
+    return out

@@ -1,8 +1,10 @@
-"""Compound sampling (NUTS for a hyperparameter, a partition step for the labels) against the exact
-joint posterior: enumeration of all partitions times quadrature over the hyperparameter.
+"""Compound sampling (NUTS for a hyperparameter, given explicitly, and a partition step for the
+labels) against the exact joint posterior: enumeration of all partitions times quadrature over
+the hyperparameter. (``pm.sample()`` without ``step=`` assigns ``PartitionHyperparameters`` to
+these hyperparameters instead: ``test_hierarchical_hyper.py``.)
 
 For each case the exact posterior gives E[theta | y], three quantiles of theta and the pmf of the
-number of clusters; ``pm.sample`` (PyMC assigns NUTS and GibbsPartition, or SplitMerge is given)
+number of clusters; ``pm.sample`` (NUTS with GibbsPartition assigned by PyMC, or SplitMerge)
 must agree within five Monte Carlo standard errors (``az.mcse``, which accounts for
 autocorrelation), a threshold a correct sampler crosses with probability below 1e-5 per check.
 """
@@ -99,7 +101,7 @@ def _scalar(x):
     return float((x.to_array() if isinstance(x, xr.Dataset) else x).item())
 
 
-@pytest.mark.parametrize("case, step", [("dp_alpha", "auto"), ("nig_mu0", "auto"),
+@pytest.mark.parametrize("case, step", [("dp_alpha", "gibbs"), ("nig_mu0", "gibbs"),
                                         ("beta_bernoulli_a", "split_merge")])
 def test_compound_sampling_matches_exact_joint_posterior(case, step):
     build, log_prior, grid = CASES[case]
@@ -107,7 +109,9 @@ def test_compound_sampling_matches_exact_joint_posterior(case, step):
     mean, quantiles, pmf_c = _exact(model, log_prior, grid)
     assert pmf_c.sum() == pytest.approx(1.0, abs=1e-9)
     with model:
-        steps = None if step == "auto" else [pmp.SplitMerge([model["z"]]), pm.NUTS([model["theta"]])]
+        steps = [pm.NUTS([model["theta"]])]  # NUTS asked for: pm.sample() would not choose it
+        if step == "split_merge":
+            steps.append(pmp.SplitMerge([model["z"]]))
         idata = pm.sample(draws=3000, tune=1000, chains=4, cores=1, step=steps, random_seed=11,
                           progressbar=False, compute_convergence_checks=False)  # fmt: skip
     theta = idata.posterior["theta"]
@@ -139,7 +143,7 @@ def test_harness_detects_a_step_that_ignores_the_hyperparameter(monkeypatch):
 
     monkeypatch.setattr(HyperparameterReader, "read", stale)
     with pytest.raises(AssertionError):
-        test_compound_sampling_matches_exact_joint_posterior("dp_alpha", "auto")
+        test_compound_sampling_matches_exact_joint_posterior("dp_alpha", "gibbs")
 
 
 def test_readme_hierarchical_example_runs():
@@ -153,4 +157,6 @@ def test_readme_hierarchical_example_runs():
     exec(compile(block, "README.md", "exec"), namespace)
     idata = namespace["idata"]
     assert {"alpha", "sigma2_theta", "z"} <= set(idata.posterior)
+    # the steps the README says pm.sample() chose: no NUTS, the hyperparameters' own step
+    assert "hyper_n_evals" in idata.sample_stats and "tree_depth" not in idata.sample_stats
     assert np.isfinite(namespace["exact"].log_z)

@@ -29,9 +29,10 @@ import numpy as np
 import pytensor.tensor as pt
 
 from .._pytensor_modes import compile_function, python_function
-from ..predictive._types import LM_SIG, addresses
+from ..predictive._types import LM_SIG, addresses, quiet_compile
 
-__all__ = ["compile_log_marginal", "reference_log_marginal", "family_key"]
+__all__ = ["compile_log_marginal", "reference_log_marginal", "family_key", "compile_density",
+           "CompiledDensity"]
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
@@ -188,3 +189,44 @@ def _wrap(jit_fn):
         return jit_fn(stats)[0].item()
 
     return lm
+
+
+class CompiledDensity:
+    """A log density ``f(theta, rest, S, sizes) -> float`` for the kernels
+    (:data:`~.kernels.hyper.DENSITY_SIG`), around a numba dispatcher with pytensor's calling
+    convention (one 0-d array in a tuple, :func:`compile_density`).
+
+    Attributes
+    ----------
+    jit_fn : the wrapped dispatcher (kept alive: the addresses point into it)
+    dispatcher : numba dispatcher with the signature ``DENSITY_SIG``
+    addresses : int64 ``[cfunc wrapper address, jit address]`` (process-local)
+    """
+
+    def __init__(self, jit_fn):
+        from .kernels.hyper import DENSITY_SIG
+
+        self.jit_fn = jit_fn
+
+        @numba.njit(DENSITY_SIG, nogil=True)
+        def density(theta, rest, S, sizes):
+            return jit_fn(theta, rest, S, sizes)[0].item()
+
+        self.dispatcher = density
+        self.addresses = addresses(density, DENSITY_SIG)
+
+    def __call__(self, theta, rest, S, sizes):
+        as_f = lambda a, d: np.ascontiguousarray(a, dtype=np.float64).reshape((-1,) * d)  # noqa: E731
+        S = np.ascontiguousarray(S, dtype=np.float64)
+        return self.dispatcher(as_f(theta, 1), as_f(rest, 1), S.reshape(S.shape[0], -1),
+                               np.ascontiguousarray(sizes, dtype=np.int64))  # fmt: skip
+
+    def __reduce__(self):  # addresses are process-local
+        raise TypeError("CompiledDensity is process-local; compile it again in this process.")
+
+
+def compile_density(jit_fn):
+    """The numba dispatcher ``jit_fn(theta, rest, S, sizes) -> (0-d array,)`` (pytensor's numba
+    backend, inputs in that order) as a :class:`CompiledDensity` the kernels call."""
+    with quiet_compile():
+        return CompiledDensity(jit_fn)

@@ -24,13 +24,12 @@ tabulated too (``log(beta / beta0)`` by ``log1p`` where ``beta`` is close to ``b
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
 import numpy as np
-from .._special import log_rising
 from .._special import log_rising_scalar as _lr
-from ..priors._ops import NUMPY
 from ._shared import add_then_pred, pred_slots
 from ._types import unpack
 from .form import PredictiveForm
@@ -145,6 +144,55 @@ def _remove(ctx, c, i):
     return add_then_pred(_add, _pred_one, ctx, c, i)
 
 
+@numba.njit(**_NJIT)
+def _kappa_tables(r, n_max, k0):
+    """The count-only terms in ``kappa0`` for ``n = 0..n_max``, summed over the variables:
+    ``-r/2 log(2 pi) - log1p(r / (kappa0 + n)) / 2`` (predictive of one more item of ``r`` rows)
+    and ``-n/2 log(2 pi) - log1p(n / kappa0) / 2`` (log marginal)."""
+    T = np.zeros(n_max + 1)
+    L = np.zeros(n_max + 1)
+    for j in range(n_max + 1):
+        n = float(j)
+        for v in range(k0.shape[0]):
+            T[j] += -0.5 * r * _LOG_2PI - 0.5 * math.log1p(r / (k0[v] + n))
+            L[j] += -0.5 * n * _LOG_2PI - 0.5 * math.log1p(n / k0[v])
+    return T, L
+
+
+@numba.njit(**_NJIT)
+def _rising_tables(r, n_max, a0):
+    """The count-only terms in ``alpha0``, summed over the variables: ``log (alpha0 + n/2)_{r/2}``
+    and ``log (alpha0)_{n/2}`` (log rising factorials)."""
+    T = np.zeros(n_max + 1)
+    L = np.zeros(n_max + 1)
+    for j in range(n_max + 1):
+        n = float(j)
+        for v in range(a0.shape[0]):
+            T[j] += _lr(a0[v] + 0.5 * n, 0.5 * r)
+            L[j] += _lr(a0[v], 0.5 * n)
+    return T, L
+
+
+@functools.lru_cache(maxsize=8)
+def _rising_tables_of(r, n_max, a0):
+    """:func:`_rising_tables` for ``a0`` given as a tuple, kept for the last few values: with a
+    random ``kappa0`` or ``mu0`` and a fixed ``alpha0`` they are the same at every refresh."""
+    T, L = _rising_tables(r, n_max, np.array(a0, dtype=np.float64))
+    T.flags.writeable = L.flags.writeable = False
+    return T, L
+
+
+def _count_tables(r, n_max, k0, a0):
+    """The count-only terms for ``n = 0..n_max`` summed over the variables: ``T[n]``, the
+    predictive's for one more item of ``r`` rows, and ``L[n]``, the log marginal's (the log
+    marginal is ``L[n] - sum_v [alpha0_v log(beta_v / beta0_v) + n/2 log beta_v]``). Compiled
+    loops: at every change of a random ``kappa0`` or ``alpha0`` numpy took 0.6 ms at 2,000
+    items, more than a Gibbs sweep; the ``alpha0`` part, the costlier, is kept per value."""
+    TK, LK = _kappa_tables(r, n_max, k0)
+    TR, LR = _rising_tables_of(float(r), int(n_max), tuple(float(x) for x in a0))
+    return TK + TR, LK + LR
+
+
 def normal_inverse_gamma_form(family, item_stats):
     """The :class:`PredictiveForm` of a :class:`~pymc_partition.NormalInverseGamma` family."""
     X = np.asarray(item_stats, dtype=np.float64)
@@ -156,14 +204,8 @@ def normal_inverse_gamma_form(family, item_stats):
     rows = X[:, 0]
     values, counts = np.unique(rows, return_counts=True)
     r = float(values[np.argmax(counts)])
-    n = np.arange(int(round(rows.sum())) + 1, dtype=float)[:, None]
-    T = np.sum(
-        -0.5 * r * _LOG_2PI - 0.5 * np.log1p(r / (k0 + n)) + log_rising(a0 + 0.5 * n, 0.5 * r, NUMPY),
-        axis=1,
-    )
-    # the log marginal is L[n] - sum_v [alpha0_v log(beta_v / beta0_v) + n/2 log beta_v]
-    L = np.sum(-0.5 * n * _LOG_2PI - 0.5 * np.log1p(n / k0) + log_rising(a0, 0.5 * n, NUMPY), axis=1)
-    params = np.concatenate([[V, r, n.shape[0]], mu0, k0, a0, b0, T, L])
+    T, L = _count_tables(r, int(round(rows.sum())), np.ascontiguousarray(k0), np.ascontiguousarray(a0))
+    params = np.concatenate([[V, r, T.shape[0]], mu0, k0, a0, b0, T, L])
     s1, s2 = X[:, 1 : 1 + V], X[:, 1 + V : 1 + 2 * V]
     aux = np.empty((X.shape[0], 1 + 2 * V))
     aux[:, 0] = rows

@@ -11,10 +11,13 @@ from ..engine import compile_log_marginal
 from . import pymc_hooks
 from .base import PartitionStep, PartitionStepState
 from .gibbs import GibbsPartition
+from .hyper import PartitionHyperparameters, PartitionHyperparametersState
 from .split_merge import PROPOSAL_MERGE, PROPOSAL_NONE, PROPOSAL_SPLIT, SplitMerge
 
 __all__ = [
     "GibbsPartition",
+    "PartitionHyperparameters",
+    "PartitionHyperparametersState",
     "SplitMerge",
     "PartitionStep",
     "PartitionStepState",

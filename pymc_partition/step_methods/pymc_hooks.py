@@ -4,7 +4,11 @@
 each undone by :func:`uninstall`:
 
 - :class:`~pymc_partition.GibbsPartition` joins ``pymc.step_methods.STEP_METHODS``, so
-  ``pm.sample()`` without ``step=`` picks it for a Partition variable.
+  ``pm.sample()`` without ``step=`` picks it for a Partition variable, and
+  :class:`~pymc_partition.PartitionHyperparameters` joins it *first*: PyMC gives a variable to the
+  first of the most competent steps, and NUTS is as competent (``IDEAL``) for every continuous
+  variable, so only ahead of NUTS does it get the parameters hanging off a partition (it is
+  ``INCOMPATIBLE`` with every other variable).
 - A step method that is not a partition step, given a Partition (``pm.Metropolis([z])``), is
   refused with a message naming the partition steps (wrapping ``BlockedStep.__new__``). Generic
   steps propose label vectors that are not canonical, so every proposal is rejected and the
@@ -164,6 +168,7 @@ def install():
         )
         return False
     from .gibbs import GibbsPartition
+    from .hyper import PartitionHyperparameters
 
     for owner, attr, wrap, _ in _hooks():
         entry = owner.__dict__[attr]
@@ -175,15 +180,19 @@ def install():
     if GibbsPartition not in _step_methods.STEP_METHODS:
         _step_methods.STEP_METHODS.append(GibbsPartition)
         _INSTALLED["step"] = GibbsPartition
+    if PartitionHyperparameters not in _step_methods.STEP_METHODS:
+        _step_methods.STEP_METHODS.insert(0, PartitionHyperparameters)
+        _INSTALLED["hyper_step"] = PartitionHyperparameters
     return True
 
 
 def uninstall():
     """Undo :func:`install` (for tests). A wrapper that something else has since wrapped in
     turn is left in place, with a ``RuntimeWarning``."""
-    step = _INSTALLED.pop("step", None)
-    if step is not None and step in _step_methods.STEP_METHODS:
-        _step_methods.STEP_METHODS.remove(step)
+    for key in ("step", "hyper_step"):
+        step = _INSTALLED.pop(key, None)
+        if step is not None and step in _step_methods.STEP_METHODS:
+            _step_methods.STEP_METHODS.remove(step)
     for (owner, attr), (entry, new) in list(_INSTALLED.items()):
         if owner.__dict__.get(attr) is new:
             setattr(owner, attr, entry)

@@ -52,6 +52,11 @@ def _statistic(M, sdiag, xbar, q, K, total, tol, kept):
         for j in range(K):
             if d[i] > 0.0 and d[j] > 0.0:
                 G[i, j] = M[i, j] / (d[i] * d[j])
+    # an exact unit diagonal: the first pivot is then the first state, not one picked by rounding
+    # (when the states are linearly dependent, which one is dropped changes T²)
+    for i in range(K):
+        if d[i] > 0.0:
+            G[i, i] = 1.0
     Lcol = np.zeros((K, K))  # Lcol[m, i]: m-th Cholesky column, indexed by state
     piv = np.empty(K, dtype=np.int64)
     chosen = np.zeros(K, dtype=np.bool_)
@@ -177,6 +182,7 @@ def _statistic_numpy(M, sdiag, xbar, q, K, total, tol):
     both = ok[:, None] & ok[None, :]
     dd = np.where(both, np.outer(d, d), 1.0)
     G = np.where(both, M[:K, :K] / dd, 0.0)
+    G[np.diag_indices(K)] = np.where(ok, 1.0, 0.0)  # as the compiled loop: an exact unit diagonal
     L = np.zeros((K, K))
     piv = []
     chosen = np.zeros(K, dtype=bool)

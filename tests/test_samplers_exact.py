@@ -31,6 +31,8 @@ from pymc_partition.state import state_keys
 from pymc_partition.step_methods import GibbsPartition, SplitMerge
 from pymc_partition.engine import kernels
 
+from gof import chi_square_gof
+
 ALPHA = 0.001
 
 
@@ -73,31 +75,6 @@ def run_chain(step, model, n_draws, seed, burn=20):
         labels[t] = point[name]
         lps[t] = st["partition_logp"]
     return labels, lps
-
-
-def chi_square_gof(observed_keys, keys, probs, min_expected=5.0):
-    """Pearson chi-square p-value of observed state keys against exact probabilities."""
-    n = observed_keys.shape[0]
-    index = {k: i for i, k in enumerate(keys.tolist())}
-    counts = np.zeros(len(keys))
-    for k in observed_keys.tolist():
-        counts[index[k]] += 1  # KeyError would mean a state outside the support
-    expected = n * probs
-    big = expected >= min_expected
-    obs_b = list(counts[big])
-    exp_b = list(expected[big])
-    if (~big).any():
-        obs_b.append(counts[~big].sum())
-        exp_b.append(expected[~big].sum())
-    obs_b, exp_b = np.array(obs_b), np.array(exp_b)
-    if exp_b[-1] < 1.0 and len(exp_b) > 2:  # fold a tiny pooled bin into the smallest other bin
-        k = np.argmin(exp_b[:-1])
-        obs_b[k] += obs_b[-1]
-        exp_b[k] += exp_b[-1]
-        obs_b, exp_b = obs_b[:-1], exp_b[:-1]
-    chi2 = ((obs_b - exp_b) ** 2 / exp_b).sum()
-    df = len(exp_b) - 1
-    return float(sps.chi2.sf(chi2, df)), chi2, df
 
 
 class LocalBetaBernoulli(ConjugateFamily):

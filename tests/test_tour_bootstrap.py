@@ -7,35 +7,11 @@ import pytest
 from scipy import stats
 
 from arviz_regen.tour_bootstrap import _binomial, _seed, permuted_sums, tour_types
+from gof import chi_square_gof
 
 # A chi-square goodness-of-fit p-value below 1e-4 fails a case: a correct sampler does so with
 # probability 1e-4 per case (seeds are fixed, so a pass is reproducible, not luck re-drawn).
 P_FAIL = 1e-4
-
-
-def _gof(draws, pmf_support, pmf):
-    """Chi-square p-value of integer draws against a pmf, cells with expected count < 5 pooled."""
-    n = draws.size
-    observed = np.array([(draws == k).sum() for k in pmf_support], dtype=float)
-    expected = n * pmf
-    assert observed.sum() == n, "a draw fell outside the support"
-    order = np.argsort(expected)
-    obs, exp = [], []
-    acc_o = acc_e = 0.0
-    for i in order:  # pool the smallest cells until each has an expected count of at least 5
-        acc_o += observed[i]
-        acc_e += expected[i]
-        if acc_e >= 5:
-            obs.append(acc_o)
-            exp.append(acc_e)
-            acc_o = acc_e = 0.0
-    if acc_e > 0:
-        obs[-1] += acc_o
-        exp[-1] += acc_e
-    obs, exp = np.array(obs), np.array(exp)
-    if obs.size < 2:
-        return 1.0
-    return stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue
 
 
 @pytest.mark.parametrize(
@@ -46,7 +22,7 @@ def test_binomial_is_exact(m, p):
     draws = np.array([_binomial(m, p) for _ in range(20_000)])
     support = np.arange(m + 1)
     assert draws.min() >= 0 and draws.max() <= m
-    assert _gof(draws, support, stats.binom.pmf(support, m, p)) > P_FAIL
+    assert chi_square_gof(draws, support, stats.binom.pmf(support, m, p))[0] > P_FAIL
 
 
 def test_permuted_sums_keep_the_margins_and_split_conservatively():
@@ -67,7 +43,7 @@ def test_permuted_sums_keep_the_margins_and_split_conservatively():
     # are Binomial(40, 120/343), wider than the exact Hypergeometric (conservative, see
     # permuted_sums)
     support = np.arange(41)
-    assert _gof(top[:, 0, 2], support, stats.binom.pmf(support, 40, 120 / 343)) > P_FAIL
+    assert chi_square_gof(top[:, 0, 2], support, stats.binom.pmf(support, 40, 120 / 343))[0] > P_FAIL
     assert top[:, 0, 2].var() > stats.hypergeom(343, 40, 120).var()
 
 

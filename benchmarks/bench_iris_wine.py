@@ -13,8 +13,8 @@ Each data set is standardised (``StandardScaler``, as a user would) and clustere
   per draw).
 - ``hierarchical``: the same family with ``scale ~ LogNormal(0, 1)`` multiplying ``psi0`` /
   ``beta0`` (the data set how wide a cluster is, about the default) and
-  ``alpha ~ Gamma(2, 1)``; ``pm.sample`` gives the two scalars to NUTS (until the compiled
-  hyperparameter updates of issue 18 item 1 land), so the draws are fewer.
+  ``alpha ~ Gamma(2, 1)``; ``pm.sample`` gives the two scalars to ``PartitionHyperparameters``
+  (Escobar-West for ``alpha``, slice sampling for ``scale``), the same draws as the defaults.
 - scikit-learn's ``BayesianGaussianMixture`` (10 components, full covariances, Dirichlet-process
   weights, its defaults otherwise), one fit per seed.
 
@@ -101,7 +101,6 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     draws, tune = (300, 100) if args.quick else (1000, 200)
-    hier_draws, hier_tune = (150, 100) if args.quick else (400, 200)
     rows = []
     for name, loader in (("iris", load_iris), ("wine", load_wine)):
         data = loader()
@@ -110,7 +109,7 @@ def main(argv=None):
               flush=True)  # fmt: skip
         for family in FAMILIES:
             for hierarchical in (False, True):
-                d, t = (hier_draws, hier_tune) if hierarchical else (draws, tune)
+                d, t = draws, tune
                 ari, k, sec, extra = run_pymc(x, data.target, family, hierarchical, d, t, args.seed)
                 label = f"{family} {'hierarchical' if hierarchical else 'defaults'} (2 x {d} draws)"
                 rows.append((name, label, f"{ari:.2f}", str(k), f"{sec:.1f}"))

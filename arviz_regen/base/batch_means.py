@@ -232,7 +232,7 @@ def batch_means(x, r=LUGSAIL_R):
     Examples
     --------
     >>> import numpy as np
-    >>> from arviz_regen.batch_means import batch_means
+    >>> from arviz_regen.base.batch_means import batch_means
     >>> x = np.random.default_rng(0).normal(size=10_000)
     >>> mean, se = batch_means(x)
     >>> bool(0.005 < se < 0.02)

@@ -296,7 +296,7 @@ def test_plot_overlays_labels_and_given_probabilities(idata):
 
 
 def test_similarity_order_groups_blocks():
-    from arviz_regen.plots import similarity_order
+    from arviz_regen.plots.partition_plots import similarity_order
 
     labels = np.array([0, 1, 0, 2, 1, 0, 2])
     rho = (labels[:, None] == labels[None, :]).astype(float) * 0.9 + 0.05

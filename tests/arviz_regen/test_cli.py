@@ -146,7 +146,9 @@ def test_unexpected_error_is_status_2_not_1(good, tmp_path, capsys, monkeypatch)
     def broken(*args, **kwargs):
         raise IndexError("boom")
 
-    monkeypatch.setattr(arviz_regen.diagnostics.summary, "regen_summary", broken)
+    from arviz_regen.diagnostics import summary as summary_module
+
+    monkeypatch.setattr(summary_module, "regen_summary", broken)
     assert main([_save(good, tmp_path, "good"), "--fail-below", "0.05"]) == EXIT_ERROR  # 1 would read "failed"
     assert "internal error: IndexError: boom" in capsys.readouterr().err
 

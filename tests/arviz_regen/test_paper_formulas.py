@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 import arviz_regen
-from arviz_regen.consensus import _all_partitions
+from arviz_regen.estimates.consensus import _all_partitions
 from arviz_regen.testing import make_idata
 from arviz_regen.base.tours import (
     cumulative_rs_mean_se,

@@ -18,6 +18,7 @@ import arviz_regen
 from arviz_regen.diagnostics.agreement import anova_f, chain_agreement
 from arviz_regen.base.autocorrelation import integrated_time
 from arviz_regen.testing import BlockModel, block_chain
+from arviz_regen.xr.containers import get_group
 from arviz_regen.estimates.traces import k_medoids, partition_traces
 
 ALPHA = 0.05
@@ -172,6 +173,6 @@ def test_partition_traces_see_the_whole_partition():
     assert (d[:2].max() < d[2:].min()) or (d[2:].max() < d[:2].min())
     from arviz_regen import partition_loss
 
-    draw = np.asarray(arviz_regen.xr.containers.get_group(idata, "posterior")["z"].values[1, 7])
+    draw = np.asarray(get_group(idata, "posterior")["z"].values[1, 7])
     np.testing.assert_allclose(tr.binder_ref1.values[1, 7], partition_loss(draw, labels[1], "binder"))
     np.testing.assert_allclose(tr.vi_ref0.values[1, 7], partition_loss(draw, labels[0], "VI"))

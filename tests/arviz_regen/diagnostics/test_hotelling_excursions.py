@@ -16,6 +16,7 @@ import pytest
 
 import arviz_regen
 from arviz_regen.base.hotelling_t2 import t2_core
+from arviz_regen.diagnostics.hotelling import MIN_TOURS_VISITING
 from arviz_regen.xr.regeneration import find_tours
 from arviz_regen.testing import excursion_chain, iid_chain, make_idata, random_partitions, spread_order
 from arviz_regen.base.tour_t2 import quadratic_form, tour_t2_test
@@ -87,7 +88,7 @@ def test_per_chain_p_values_hold_their_level(excursions):
     assert np.all(rej <= ALPHA + _tol(n)), rej
     # also where no warning is raised: every top state of the test in at least 5 whole tours
     for j, K in enumerate(KS):
-        ok = visiting[:, 1:K].min(axis=1) >= arviz_regen.diagnostics.hotelling.MIN_TOURS_VISITING
+        ok = visiting[:, 1:K].min(axis=1) >= MIN_TOURS_VISITING
         if ok.sum() >= 100:
             assert (p[ok, j] < ALPHA).mean() <= ALPHA + _tol(ok.sum()), (K, ok.sum())
     # NaN only where a top state was never visited within the chain's whole tours

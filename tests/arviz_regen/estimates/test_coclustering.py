@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import arviz_regen
-from arviz_regen.coclustering import block_pairs, check_memory, pair_frequencies, row_blocks
+from arviz_regen.estimates.coclustering import block_pairs, check_memory, pair_frequencies, row_blocks
 from arviz_regen.base.state import canonicalize
 from arviz_regen.testing import make_idata, metropolis_chain, random_partitions, zipf_probs
 
-cc_mod = importlib.import_module("arviz_regen.coclustering")  # the module, not the function
+cc_mod = importlib.import_module("arviz_regen.estimates.coclustering")  # the module, not the function
 
 
 @pytest.fixture(scope="module")

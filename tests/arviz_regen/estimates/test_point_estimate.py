@@ -17,7 +17,7 @@ import pytest
 import xarray as xr
 
 import arviz_regen
-from arviz_regen.partition_loss import mean_loss, parse_loss, partition_loss
+from arviz_regen.base.partition_loss import mean_loss, parse_loss, partition_loss
 from arviz_regen.base.salso import salso_search
 from arviz_regen.base.state import all_partitions, bell_number, canonicalize
 
@@ -352,7 +352,7 @@ def test_exported_and_lazy():
 
 def test_one_estimate_by_counting_equals_the_kernel():
     """One estimate with few clusters is scored by numpy counting, several by the kernel."""
-    from arviz_regen.partition_loss import _losses
+    from arviz_regen.base.partition_loss import _losses
 
     rng = np.random.default_rng(12)
     draws = canonicalize(rng.integers(0, 5, (300, 40)))

@@ -17,8 +17,9 @@ import pytest  # noqa: E402
 
 import arviz_regen  # noqa: E402
 from arviz_regen.xr.draws import load_partition  # noqa: E402
-from arviz_regen.batch_means import batch_means, batch_sums  # noqa: E402
-from arviz_regen.coclustering import pair_rs_kernel  # noqa: E402
+from arviz_regen.plots.partition_plots import similarity_order  # noqa: E402
+from arviz_regen.base.batch_means import batch_means, batch_sums  # noqa: E402
+from arviz_regen.estimates.coclustering import pair_rs_kernel  # noqa: E402
 from arviz_regen.xr.regeneration import (  # noqa: E402
     MIN_TOURS,
     NonRecurrenceWarning,
@@ -193,7 +194,7 @@ def test_flat_plots_never_empty_or_crash(flat):
     with pytest.raises(ValueError, match="undefined"):
         arviz_regen.plot_coclustering(nan)
     with pytest.raises(ValueError, match="undefined"):
-        arviz_regen.plots.similarity_order(nan.rho.values)
+        similarity_order(nan.rho.values)
     # ... and empty panels that say why
     cum = arviz_regen.coclustering(pdraws, cumulative=True, n_points=5, se_method="regenerative")
     axes = arviz_regen.plot_coclustering_trace(cum)

@@ -5,6 +5,7 @@ import pymc as pm
 import pytest
 
 import arviz_regen
+from arviz_regen.diagnostics.online import active_monitor
 from arviz_regen.xr.containers import get_group, group_names
 import pymc_partition as pmp
 
@@ -87,4 +88,4 @@ def test_progress_bar_shows_the_monitor():
     import gc
 
     gc.collect()
-    assert arviz_regen.diagnostics.online.active_monitor() is None
+    assert active_monitor() is None

@@ -113,7 +113,7 @@ def run_case(name):
     if name.startswith("previous_version"):  # the previous package has none of the new functions
         pair_frequencies = mean_loss = parse_loss = state_weights = None
     else:
-        from arviz_regen.estimates.coclustering import pair_frequencies
+        from arviz_regen.base.pair_kernels import pair_frequencies
         from arviz_regen.base.partition_loss import mean_loss, parse_loss
         from arviz_regen.estimates.point_estimate import state_weights
 

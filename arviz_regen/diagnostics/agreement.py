@@ -36,15 +36,15 @@ import numpy as np
 import xarray as xr
 
 from ..xr.draws import load_partition
-from ..base.lazy_jit import lazy_njit
+from ..base.anova import anova_f, max_f
 from ..base.autocorrelation import integrated_time
-from ..estimates.coclustering import _kernel_labels
+from ..base.pair_kernels import kernel_labels
 from ..base.pair_sums import PairSums
 from ..base.state import canonicalize
 from ..base.tour_tests import _batch_seed, sequential_p_values, simes
 from ..estimates.traces import partition_traces
 
-__all__ = ["chain_agreement", "anova_f", "BATCH_TAU", "MIN_BATCHES", "MAX_BATCHES", "MAX_PAIR_ITEMS"]
+__all__ = ["chain_agreement", "BATCH_TAU", "MIN_BATCHES", "MAX_BATCHES", "MAX_PAIR_ITEMS"]
 
 #: batch length in units of the largest within-chain integrated autocorrelation time of the
 #: traces. Batch means of length L of a chain with integrated time τ have a lag-one
@@ -60,62 +60,6 @@ MAX_BATCHES = 20
 MAX_PAIR_ITEMS = 400
 
 
-def anova_f(Y, groups, n_groups):
-    """One-way ANOVA ratio F of each row of ``Y`` (features × units) for a grouping of the units.
-
-    F = [B/(G − 1)] / [W/(N − G)] with B, W the between- and within-group sums of squares; NaN
-    for a feature without variation, ∞ when all variation is between groups.
-    """
-    Y = np.asarray(Y, dtype=float)
-    N = Y.shape[1]
-    sums = np.zeros((Y.shape[0], n_groups))
-    np.add.at(sums.T, groups, Y.T)
-    size = np.bincount(groups, minlength=n_groups).astype(float)
-    grand = Y.sum(axis=1)
-    total = ((Y - (grand / N)[:, None]) ** 2).sum(axis=1)
-    between = (sums**2 / size).sum(axis=1) - grand**2 / N
-    within = np.maximum(total - between, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        f = (between / (n_groups - 1)) / (within / (N - n_groups))
-    return np.where(total > 1e-12 * np.maximum((Y**2).sum(axis=1), 1e-300), f, np.nan)
-
-
-@lazy_njit(cache=True)
-def _max_f(Y, total, grand, group, n_groups):
-    """Largest F over the rows of ``Y`` for each grouping of the units (rows of ``group``).
-
-    ``group[b, u]`` is the group of unit u in permutation b; all groups have the same size.
-    Rows with zero ``total`` are skipped. One feature at a time against all permutations, so
-    its row stays in cache.
-    """
-    F, N = Y.shape
-    B = group.shape[0]
-    m = N // n_groups
-    out = np.full(B, -np.inf)
-    dfb = n_groups - 1.0
-    dfw = N - n_groups + 0.0
-    s = np.zeros(n_groups)
-    for f in range(F):
-        if total[f] <= 0.0:
-            continue
-        for b in range(B):
-            s[:] = 0.0
-            for u in range(N):
-                s[group[b, u]] += Y[f, u]
-            ss = 0.0
-            for g in range(n_groups):
-                ss += s[g] * s[g]
-            between = ss / m - grand[f] * grand[f] / N
-            within = total[f] - between
-            if within <= 1e-12 * total[f]:
-                val = np.inf
-            else:
-                val = (between / dfb) / (within / dfw)
-            if val > out[b]:
-                out[b] = val
-    return out
-
-
 def _batch_plan(tau, n_draw, batch_tau, max_batches):
     """(batches per chain, batch length): L ≥ batch_tau·τ, an even number of batches ≤ max_batches."""
     L = max(1, int(math.ceil(batch_tau * tau)))
@@ -128,7 +72,7 @@ def _batch_plan(tau, n_draw, batch_tau, max_batches):
 
 def _pair_batches(pdraws, columns, b, L, offset):
     """Batch means (pairs, C·b) of the pair indicators of the items ``columns``."""
-    ul = _kernel_labels(canonicalize(pdraws.labels_of(columns)))
+    ul = kernel_labels(canonicalize(pdraws.labels_of(columns)))
     n = ul.shape[1]
     sums = PairSums(n, (0, n), np.arange(n))
     ends = offset + L * np.arange(b + 1)  # draws together after each batch end: column 1
@@ -281,7 +225,7 @@ def chain_agreement(
         # a random reassignment of the batches to the half-chains (each keeps m of them)
         group = np.ascontiguousarray(groups[np.argsort(rng.random((size, C * b)), axis=1)])
         out = np.stack([
-            _max_f(Y, tot, grand, group, G) if Y.shape[0] else np.full(size, nan) for Y, tot, grand, _ in fams
+            max_f(Y, tot, grand, group, G) if Y.shape[0] else np.full(size, nan) for Y, tot, grand, _ in fams
         ])
         reps.append(out)
         return out

@@ -187,7 +187,7 @@ def point_estimate(
             route = "psm" if spec.name == "binder" and n <= PSM_ROUTE_MAX_ITEMS else "draws"
         psm = None
         if route == "psm":
-            from .coclustering import chain_frequencies
+            from ..base.pair_kernels import chain_frequencies
 
             psm = chain_frequencies(pdraws.index, pdraws.labels)
         res = salso_search(

@@ -141,12 +141,10 @@ def test_fail_below_without_log_posterior_and_errors(good, tmp_path, capsys):
 
 
 def test_unexpected_error_is_status_2_not_1(good, tmp_path, capsys, monkeypatch):
-    import arviz_regen.diagnostics.summary
+    from arviz_regen.diagnostics import summary as summary_module
 
     def broken(*args, **kwargs):
         raise IndexError("boom")
-
-    from arviz_regen.diagnostics import summary as summary_module
 
     monkeypatch.setattr(summary_module, "regen_summary", broken)
     assert main([_save(good, tmp_path, "good"), "--fail-below", "0.05"]) == EXIT_ERROR  # 1 would read "failed"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from arviz_regen.base.batch_means import batch_plan
-from arviz_regen.estimates.coclustering import block_pairs, pair_bm_kernel, pair_rs_kernel
+from arviz_regen.base.pair_kernels import block_pairs, pair_bm_kernel, pair_rs_kernel
 from arviz_regen.base.state import canonicalize
 from arviz_regen.base.tours import completed_tours, regeneration_times
 
@@ -123,7 +123,7 @@ def test_no_tours_and_single_draw():
 
 
 def test_chain_frequencies_literal():
-    from arviz_regen.estimates.coclustering import chain_frequencies, pair_frequencies
+    from arviz_regen.base.pair_kernels import chain_frequencies, pair_frequencies
 
     rng = np.random.default_rng(5)
     chains = [sticky_chain(rng, 9, 80) for _ in range(3)]
@@ -137,7 +137,7 @@ def test_chain_frequencies_literal():
 
 
 def test_coclustering_sums_literal():
-    from arviz_regen.estimates.coclustering import coclustering_sums
+    from arviz_regen.base.pair_kernels import coclustering_sums
 
     rng = np.random.default_rng(9)
     index, ulabels = sticky_chain(rng, 7, 400)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import arviz_regen
-from arviz_regen.estimates.coclustering import block_pairs, check_memory, pair_frequencies, row_blocks
+from arviz_regen.base.pair_kernels import block_pairs, check_memory, pair_frequencies, row_blocks
 from arviz_regen.base.state import canonicalize
 from arviz_regen.testing import make_idata, metropolis_chain, random_partitions, zipf_probs
 

@@ -19,7 +19,7 @@ import arviz_regen  # noqa: E402
 from arviz_regen.xr.draws import load_partition  # noqa: E402
 from arviz_regen.plots.partition_plots import similarity_order  # noqa: E402
 from arviz_regen.base.batch_means import batch_means, batch_sums  # noqa: E402
-from arviz_regen.estimates.coclustering import pair_rs_kernel  # noqa: E402
+from arviz_regen.base.pair_kernels import pair_rs_kernel  # noqa: E402
 from arviz_regen.xr.regeneration import (  # noqa: E402
     MIN_TOURS,
     NonRecurrenceWarning,

@@ -186,8 +186,8 @@ def test_pickling_rebuilds_the_kernel():
             "blob, labels, seeds = pickle.loads(sys.stdin.buffer.read()); "
             "sys.stdout.buffer.write(pickle.dumps(_after_unpickling(blob, labels, seeds)))")  # fmt: skip
     here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "tests"),
-                                                        os.environ.get("PYTHONPATH", "")]))  # fmt: skip
+    helpers = [os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "pymc_partition", "step_methods")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, *helpers, os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, "-c", code, here], input=pickle.dumps((blob, state, seeds)),
                          capture_output=True, env=env, check=True)  # fmt: skip
     np.testing.assert_array_equal(pickle.loads(out.stdout), want)

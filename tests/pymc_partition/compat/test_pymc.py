@@ -15,7 +15,7 @@ from pymc.step_methods.compound import BlockedStep
 
 import pymc_partition as pmp
 from arviz_regen.xr.containers import get_group, group_names
-from pymc_partition.step_methods import pymc_hooks
+from pymc_partition.compat import pymc as pymc_hooks
 from test_pymc_workflow import _model  # a partition, a continuous variable and their data
 
 
@@ -114,3 +114,10 @@ def test_sampling_raises_no_deprecation_or_migration_warning():
             steps = [pmp.SplitMerge([model["z"]]), pm.Metropolis([model["mu"]])]
             pm.sample(draws=50, tune=10, chains=1, cores=1, progressbar=False, random_seed=1, step=steps,
                       compute_convergence_checks=False)  # fmt: skip
+
+
+def test_installed_pymc_fits_the_wrappers():
+    """Fails when a PyMC release changes what the wrappers rely on (major version, signatures,
+    STEP_METHODS); ``test_uninstall_restores_pymc_and_install_is_idempotent`` shows PyMC itself
+    still lets a generic step take a partition (what makes the refusal necessary)."""
+    assert pymc_hooks._incompatibility() is None

@@ -15,6 +15,7 @@ from pymc.step_methods.compound import BlockedStep
 
 import pymc_partition as pmp
 from arviz_regen.xr.containers import get_group, group_names
+import pymc_partition.step_methods  # noqa: F401  (importing the steps installs the hooks)
 from pymc_partition.compat import pymc as pymc_hooks
 from test_pymc_workflow import _model  # a partition, a continuous variable and their data
 

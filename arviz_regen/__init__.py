@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import importlib
 
-
 #: public name -> the submodule that defines it (loaded on first use)
 _API = {
     "coclustering": "estimates.coclustering",
@@ -117,12 +116,13 @@ def register():
     plugin registry: the names are set on the ``arviz`` module, never over ArviZ's own) and
     :mod:`arviz_regen.compat.xarray` (xarray's accessor API).
     """
-    from .compat import arviz as _arviz, xarray as _xarray
+    from .compat import arviz as _arviz
+    from .compat import xarray as _xarray
 
     _xarray.register()
     _arviz.register()
 
 
-from .compat.arviz import ARVIZ_NAMES  # noqa: E402  (the names register() puts on arviz)
+from .compat.arviz import ARVIZ_NAMES as ARVIZ_NAMES  # noqa: E402  (the names register() puts on arviz)
 
 register()

@@ -20,8 +20,6 @@ accessor API: call the functions directly, ``arviz_regen.hotelling_rs(idata)``.
 
 from __future__ import annotations
 
-import xarray as xr
-
 __all__ = ["RegenAccessor", "ACCESSOR_NAME"]
 
 ACCESSOR_NAME = "regen"

@@ -24,9 +24,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..base.seeds import random_seed_argument
 from ..base.lazy_jit import lazy_njit
 from ..base.pair_counts import group
+from ..base.seeds import random_seed_argument
 from ..base.state import all_partitions, canonicalize
 
 #: largest number of items for which ``method="auto"`` uses the linkage-started local search

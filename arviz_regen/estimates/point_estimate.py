@@ -15,12 +15,12 @@ import time
 import numpy as np
 import xarray as xr
 
-from ..xr.draws import load_partition
-from ..base.seeds import random_seed_argument
 from ..base.partition_loss import _losses, mean_loss, parse_loss
-from ..xr.regeneration import estimate, find_tours
 from ..base.salso import INITS, SEARCH_DEFAULTS, salso_search
+from ..base.seeds import random_seed_argument
 from ..base.state import all_partitions, bell_number
+from ..xr.draws import load_partition
+from ..xr.regeneration import estimate, find_tours
 
 __all__ = ["point_estimate", "MAX_EXHAUSTIVE", "PSM_ROUTE_MAX_ITEMS"]
 

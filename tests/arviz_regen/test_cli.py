@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 import arviz_regen
-from arviz_regen.cli import EXIT_ERROR, EXIT_FAIL, EXIT_NO_VERDICT, EXIT_OK, main
 from arviz_regen.base.state import canonicalize
+from arviz_regen.cli import EXIT_ERROR, EXIT_FAIL, EXIT_NO_VERDICT, EXIT_OK, main
 from arviz_regen.testing import iid_chain, make_idata, random_partitions, zipf_probs
 
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # R-hat of a constant

@@ -18,11 +18,11 @@ import pytest
 import xarray as xr
 
 import arviz_regen
+from arviz_regen.cli import EXIT_ERROR, main
+from arviz_regen.testing import iid_chain, random_partitions, zipf_probs
 from arviz_regen.xr.containers import from_dict, get_group
 from arviz_regen.xr.draws import load_partition
-from arviz_regen.cli import EXIT_ERROR, main
 from arviz_regen.xr.regeneration import SampledHyperparametersWarning
-from arviz_regen.testing import iid_chain, random_partitions, zipf_probs
 
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 

@@ -12,12 +12,12 @@ import pymc.sampling.mcmc as mcmc
 import pymc.step_methods as step_methods
 import pytest
 from pymc.step_methods.compound import BlockedStep
+from test_pymc_workflow import _model  # a partition, a continuous variable and their data
 
 import pymc_partition as pmp
-from arviz_regen.xr.containers import get_group, group_names
 import pymc_partition.step_methods  # noqa: F401  (importing the steps installs the hooks)
+from arviz_regen.xr.containers import get_group, group_names
 from pymc_partition.compat import pymc as pymc_hooks
-from test_pymc_workflow import _model  # a partition, a continuous variable and their data
 
 
 def _pymc_state():

@@ -32,6 +32,7 @@ _API = {
     "top_states": "estimates",
     "hotelling_rs": "hotelling",
     "chain_agreement": "agreement",
+    "conditional_check": "diagnostics.conditional",
     "partition_traces": "traces",
     "StopWhenConverged": "online",
     "checkpoint_grid": "online",
@@ -56,6 +57,7 @@ __all__ = [
     "checkpoint_grid",
     "hotelling_rs",
     "chain_agreement",
+    "conditional_check",
     "partition_traces",
     "coclustering",
     "rs_estimate",
@@ -84,6 +86,7 @@ __all__ = [
 ARVIZ_NAMES = [
     "hotelling_rs",
     "chain_agreement",
+    "conditional_check",
     "partition_traces",
     "coclustering",
     "rs_estimate",

@@ -1,0 +1,1 @@
+"""Array kernels: numpy in, numpy out; never imports xarray."""

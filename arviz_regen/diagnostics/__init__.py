@@ -1,0 +1,1 @@
+"""Public diagnostics (xarray results)."""

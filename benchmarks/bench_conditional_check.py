@@ -31,21 +31,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numba  # noqa: E402
-import numpy as np  # noqa: E402
+import numba
+import numpy as np
 
-from arviz_regen.base.conditional import conditional_test  # noqa: E402
-from pymc_partition.engine import MoveMix, PartitionKernel  # noqa: E402
-from pymc_partition.engine.kernels.conditional import CHECK_NAMES, conditional_terms  # noqa: E402
-from pymc_partition.engine.kernels.slots import activate, deactivate, move_to_end, put, take  # noqa: E402
-from pymc_partition.engine.kernels.state import build_state, form_functions, init_slot  # noqa: E402
-from pymc_partition.families import NormalInverseGamma  # noqa: E402
-from pymc_partition.predictive._types import quiet_compile  # noqa: E402
-from pymc_partition.priors import DirichletProcess  # noqa: E402
-from pymc_partition.spec import PartitionSpec  # noqa: E402
+from arviz_regen.base.conditional import conditional_test
+from pymc_partition.engine import MoveMix, PartitionKernel
+from pymc_partition.engine.kernels.conditional import CHECK_NAMES, conditional_terms
+from pymc_partition.engine.kernels.slots import (
+    activate,
+    deactivate,
+    move_to_end,
+    put,
+    take,
+)
+from pymc_partition.engine.kernels.state import build_state, form_functions, init_slot
+from pymc_partition.families import NormalInverseGamma
+from pymc_partition.predictive._types import quiet_compile
+from pymc_partition.priors import DirichletProcess
+from pymc_partition.spec import PartitionSpec
 
 ALPHA = 0.05
-NIG = dict(mu0=0.0, kappa0=0.1, alpha0=2.0, beta0=2.0)
+NIG = {"mu0": 0.0, "kappa0": 0.1, "alpha0": 2.0, "beta0": 2.0}
 GIBBS = MoveMix(1, 0, 0, 0.0, 1)
 
 
@@ -89,7 +95,9 @@ def _tempered_sweep(m, s, w, beta):
         for a in range(C):
             c = active[a]
             logw[a] = beta * (log_h[counts[c] + 1] - log_h[counts[c]] + cand[a])
-        logw[C] = beta * (log_g[C + 1] - log_g[C] + log_h[1] + item_lm[i]) if C > 0 else 0.0
+        logw[C] = (
+            beta * (log_g[C + 1] - log_g[C] + log_h[1] + item_lm[i]) if C > 0 else 0.0
+        )
         mx = logw[: C + 1].max()
         p = np.exp(logw[: C + 1] - mx)
         u = np.random.random() * p.sum()
@@ -130,7 +138,16 @@ def gibbs_chains(spec, n_chains, n_draws, seed, n_burn=200, beta=1.0, sticky=0.0
         if beta != 1.0:
             m, s, w = kernel.bundles
             with quiet_compile():
-                _tempered_chain(start.astype(np.int64), m, s, w, beta, n_burn, out[c], int(rng.integers(2**31)))
+                _tempered_chain(
+                    start.astype(np.int64),
+                    m,
+                    s,
+                    w,
+                    beta,
+                    n_burn,
+                    out[c],
+                    int(rng.integers(2**31)),
+                )
             continue
         state = kernel.init(start)
         for _ in range(n_burn):
@@ -151,14 +168,18 @@ class Checker:
         n = spec.n_items
         rng = np.random.default_rng(seed)
         self.items = np.arange(n, dtype=np.int64)
-        self.partners = ((self.items + 1 + rng.integers(0, n - 1, n)) % n).astype(np.int64)
+        self.partners = ((self.items + 1 + rng.integers(0, n - 1, n)) % n).astype(
+            np.int64
+        )
 
     def terms(self, labels):
         M, N, n = labels.shape
         out = np.empty((M * N, len(CHECK_NAMES)))
         m, s, w = self.kernel.bundles
         with quiet_compile():
-            conditional_terms(labels.reshape(-1, n), self.items, self.partners, m, s, w, out)
+            conditional_terms(
+                labels.reshape(-1, n), self.items, self.partners, m, s, w, out
+            )
         return out.reshape(M, N, -1)
 
     def reject(self, labels):
@@ -172,12 +193,21 @@ def rate_str(x):
     return f"{100 * p:5.1f} ± {100 * math.sqrt(max(p * (1 - p), 1e-12) / x.size):3.1f}"
 
 
-HEADER = f"{'design':44s} {'runs':>5s} " + " ".join(f"{c:>12s}" for c in (*CHECK_NAMES, "all")) + "   Δ n_clusters"
+HEADER = (
+    f"{'design':44s} {'runs':>5s} "
+    + " ".join(f"{c:>12s}" for c in (*CHECK_NAMES, "all"))
+    + "   Δ n_clusters"
+)
 
 
 def row(name, rejections, extra=""):
     r = np.asarray(rejections)
-    print(f"{name:44s} {r.shape[0]:5d} " + " ".join(f"{rate_str(r[:, q]):>12s}" for q in range(r.shape[1])) + f"   {extra}", flush=True)
+    print(
+        f"{name:44s} {r.shape[0]:5d} "
+        + " ".join(f"{rate_str(r[:, q]):>12s}" for q in range(r.shape[1]))
+        + f"   {extra}",
+        flush=True,
+    )
 
 
 def exact_designs(runs, seed=1):
@@ -190,13 +220,25 @@ def exact_designs(runs, seed=1):
     probs = probs / probs.sum()
     check = Checker(spec)
     rng = np.random.default_rng(seed)
-    iid = [check.reject(states[rng.choice(probs.size, size=(4, 1000), p=probs)]) for _ in range(runs)]
+    iid = [
+        check.reject(states[rng.choice(probs.size, size=(4, 1000), p=probs)])
+        for _ in range(runs)
+    ]
     row("8 items, independent exact draws, 4 x 1,000", iid)
-    gibbs = [check.reject(gibbs_chains(spec, 4, 1000, seed + r, n_burn=20)) for r in range(runs)]
+    gibbs = [
+        check.reject(gibbs_chains(spec, 4, 1000, seed + r, n_burn=20))
+        for r in range(runs)
+    ]
     row("8 items, exact Gibbs, 4 x 1,000", gibbs)
-    sticky = [check.reject(gibbs_chains(spec, 4, 2000, seed + r, n_burn=20, sticky=0.9)) for r in range(runs)]
+    sticky = [
+        check.reject(gibbs_chains(spec, 4, 2000, seed + r, n_burn=20, sticky=0.9))
+        for r in range(runs)
+    ]
     row("8 items, sticky Gibbs (hold 0.9), 4 x 2,000", sticky)
-    one = [check.reject(gibbs_chains(spec, 1, 1000, seed + r, n_burn=20)) for r in range(runs)]
+    one = [
+        check.reject(gibbs_chains(spec, 1, 1000, seed + r, n_burn=20))
+        for r in range(runs)
+    ]
     row("8 items, exact Gibbs, 1 x 1,000", one)
 
 
@@ -206,13 +248,13 @@ def mean_clusters(labels):
 
 def power_designs(sizes, runs, n_draws=1000, seed=11):
     cases = [
-        ("right model", dict()),
-        ("DP alpha x 1.1", dict(alpha=1.1)),
-        ("DP alpha x 1.3", dict(alpha=1.3)),
-        ("DP alpha x 0.7", dict(alpha=0.7)),
-        ("NIG beta0 x 1.3", dict(beta0_factor=1.3)),
-        ("NIG beta0 x 0.7", dict(beta0_factor=0.7)),
-        ("tempered pi^0.9", dict(beta=0.9)),
+        ("right model", {}),
+        ("DP alpha x 1.1", {"alpha": 1.1}),
+        ("DP alpha x 1.3", {"alpha": 1.3}),
+        ("DP alpha x 0.7", {"alpha": 0.7}),
+        ("NIG beta0 x 1.3", {"beta0_factor": 1.3}),
+        ("NIG beta0 x 0.7", {"beta0_factor": 0.7}),
+        ("tempered pi^0.9", {"beta": 0.9}),
     ]
     for n in sizes:
         y = data(n)
@@ -255,7 +297,9 @@ def cost_design(n=2000, n_chains=4, n_draws=1000):
                                                                    "n_clusters": labels.max(axis=-1) + 1}})  # fmt: skip
     with pm.Model() as model:
         z = pmp.Partition("z", n_items=n, prior=pmp.DirichletProcess(1.0))
-        pmp.MarginalLikelihood("y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=y)
+        pmp.MarginalLikelihood(
+            "y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=y
+        )
     pmp.compute_conditional_checks(idata, model=model)  # compile once
     t0 = time.perf_counter()
     pmp.compute_conditional_checks(idata, model=model)
@@ -264,7 +308,9 @@ def cost_design(n=2000, n_chains=4, n_draws=1000):
     arviz_regen.conditional_check(idata)
     check = time.perf_counter() - t0
     t0 = time.perf_counter()
-    az.ess(idata.sample_stats if hasattr(idata, "sample_stats") else idata["sample_stats"])
+    az.ess(
+        idata.sample_stats if hasattr(idata, "sample_stats") else idata["sample_stats"]
+    )
     ess = time.perf_counter() - t0
     t0 = time.perf_counter()
     az.ess(idata, var_names=["z"])
@@ -276,7 +322,9 @@ def cost_design(n=2000, n_chains=4, n_draws=1000):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer runs (a smoke test, wide SEs)")
+    ap.add_argument(
+        "--quick", action="store_true", help="fewer runs (a smoke test, wide SEs)"
+    )
     ap.add_argument("--sections", default="level,power,cost")
     ap.add_argument("--runs", type=int, default=None, help="runs of each level design")
     args = ap.parse_args(argv)
@@ -285,7 +333,9 @@ def main(argv=None):
     if "level" in sections:
         exact_designs(args.runs or (40 if args.quick else 500))
     if "power" in sections:
-        runs = {50: 20, 200: 10, 2000: 4} if args.quick else {50: 200, 200: 100, 2000: 12}
+        runs = (
+            {50: 20, 200: 10, 2000: 4} if args.quick else {50: 200, 200: 100, 2000: 12}
+        )
         power_designs([50, 200, 2000], runs)
     if "cost" in sections:
         cost_design()

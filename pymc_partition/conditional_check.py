@@ -28,14 +28,12 @@ import numpy as np
 
 from .engine.kernels.conditional import CHECK_NAMES
 
-__all__ = ["compute_conditional_checks", "CHECK_NAMES", "GROUP"]
+__all__ = ["CHECK_NAMES", "GROUP", "compute_conditional_checks"]
 
 #: the group the terms go to (read by ``arviz_regen.conditional_check``)
 GROUP = "conditional_checks"
 #: label vectors per compiled call (bounds the canonical copy of the labels)
 _CHUNK = 256
-
-
 
 
 def _draw_reader(model, rv):
@@ -78,9 +76,17 @@ def _items_and_partners(n, items, rng):
     if items is None:
         chosen = np.arange(n, dtype=np.int64)
     else:
-        if isinstance(items, bool) or not isinstance(items, (int, np.integer)) or not 1 <= items:
-            raise ValueError(f"`items` must be None or a positive integer, got {items!r}.")
-        chosen = np.sort(rng.choice(n, size=min(int(items), n), replace=False)).astype(np.int64)
+        if (
+            isinstance(items, bool)
+            or not isinstance(items, (int, np.integer))
+            or not 1 <= items
+        ):
+            raise ValueError(
+                f"`items` must be None or a positive integer, got {items!r}."
+            )
+        chosen = np.sort(rng.choice(n, size=min(int(items), n), replace=False)).astype(
+            np.int64
+        )
     if n == 1:
         return chosen, np.full(chosen.size, -1, np.int64)
     partners = (chosen + 1 + rng.integers(0, n - 1, size=chosen.size)) % n
@@ -127,11 +133,21 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
     import pymc as pm
     import xarray as xr
 
-    from arviz_regen._containers import add_group, get_group, group_names, is_datatree, is_inference_data
+    from arviz_regen._containers import (
+        add_group,
+        get_group,
+        group_names,
+        is_datatree,
+        is_inference_data,
+    )
 
     from .engine import MoveMix, PartitionKernel
     from .engine.kernels.conditional import conditional_terms
-    from .model_spec import RandomHyperparameterError, find_partition_vars, partition_spec
+    from .model_spec import (
+        RandomHyperparameterError,
+        find_partition_vars,
+        partition_spec,
+    )
     from .predictive._types import quiet_compile
     from .state import canonicalize
 
@@ -145,16 +161,22 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
     if isinstance(thin, bool) or not isinstance(thin, (int, np.integer)) or thin < 1:
         raise ValueError(f"`thin` must be a positive integer, got {thin!r}.")
     posterior = get_group(idata, "posterior")
-    rvs = [rv for rv in find_partition_vars(model) if var_names is None or rv.name in var_names]
+    rvs = [
+        rv
+        for rv in find_partition_vars(model)
+        if var_names is None or rv.name in var_names
+    ]
     absent = [rv.name for rv in rvs if rv.name not in posterior]
     if var_names is not None:
         absent += sorted(set(var_names) - {rv.name for rv in rvs})
     if absent or not rvs:
-        raise ValueError(f"The posterior holds no draws of the partition(s) {absent or 'of the model'}.")
+        raise ValueError(
+            f"The posterior holds no draws of the partition(s) {absent or 'of the model'}."
+        )
     results = {}
     for rv in rvs:
         da = posterior[rv.name]
-        item_dim = [d for d in da.dims if d not in ("chain", "draw")][0]
+        item_dim = next(d for d in da.dims if d not in ("chain", "draw"))
         n = int(rv.type.shape[-1])
         if da.sizes[item_dim] != n:
             raise ValueError(
@@ -192,8 +214,12 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
         with quiet_compile():
             if reader is None:
                 for a in range(0, flat.shape[0], _CHUNK):
-                    labels = np.ascontiguousarray(canonicalize(flat[a : a + _CHUNK].astype(np.int64)))
-                    conditional_terms(labels, chosen, partners, m, s, w, out[a : a + _CHUNK])
+                    labels = np.ascontiguousarray(
+                        canonicalize(flat[a : a + _CHUNK].astype(np.int64))
+                    )
+                    conditional_terms(
+                        labels, chosen, partners, m, s, w, out[a : a + _CHUNK]
+                    )
             else:
                 for t in range(flat.shape[0]):
                     try:
@@ -204,7 +230,9 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
                         ) from None
                     if numbers is not None:
                         kernel.refresh(numbers)
-                    labels = np.ascontiguousarray(canonicalize(flat[t : t + 1].astype(np.int64)))
+                    labels = np.ascontiguousarray(
+                        canonicalize(flat[t : t + 1].astype(np.int64))
+                    )
                     conditional_terms(labels, chosen, partners, m, s, w, out[t : t + 1])
         if not np.all(np.isfinite(out)):
             t = int(np.argmax(~np.all(np.isfinite(out), axis=1)))

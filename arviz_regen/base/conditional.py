@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ConditionalTest", "conditional_test", "batch_means_cov"]
+__all__ = ["ConditionalTest", "batch_means_cov", "conditional_test"]
 
 #: lugsail parameter of :func:`batch_means_cov` (``2 Sigma_b - Sigma_{floor(b / r)}``; 1: plain
 #: batch means, the default of the test: the lugsail estimate's extra noise made the Hotelling
@@ -49,7 +49,7 @@ class ConditionalTest(NamedTuple):
     df : int
         Degrees of freedom of the covariance (batches in all less one).
     p_value_all : float
-        p-value of ``t2`` (``F(rank, df - rank + 1)``); NaN without enough batches.
+        p-value of ``t2`` (``F(rank, df - rank + 1)``); NaN with fewer batches than checks.
     n_draws : int
         Draws in all.
     """
@@ -82,7 +82,7 @@ def batch_length(x, tau_factor=TAU_FACTOR):
     ``tau`` the largest integrated autocorrelation time of a chain's check."""
     from ..autocorrelation import integrated_time
 
-    M, N, p = x.shape
+    _M, N, _p = x.shape
     b = max(int(np.sqrt(N)), 1)
     if N >= 4:
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -108,7 +108,7 @@ def batch_means_cov(x, b=None, r=LUGSAIL_R):
         Batches of size ``floor(sqrt(N))`` in all.
     """
     x = np.asarray(x, dtype=float)
-    M, N, p = x.shape
+    _M, _N, p = x.shape
     grand = x.reshape(-1, p).mean(axis=0)
     b = batch_length(x) if b is None else int(b)
     cov, A = _batch_cov(x, b, grand)
@@ -116,7 +116,9 @@ def batch_means_cov(x, b=None, r=LUGSAIL_R):
     if b_r >= 1 and A >= 2:
         small, _ = _batch_cov(x, b_r, grand)
         lug = 2.0 * cov - small
-        if np.all(np.isfinite(lug)) and np.linalg.eigvalsh(lug).min() >= -1e-12 * max(np.abs(lug).max(), 1e-300):
+        if np.all(np.isfinite(lug)) and np.linalg.eigvalsh(lug).min() >= -1e-12 * max(
+            np.abs(lug).max(), 1e-300
+        ):
             cov = lug
     return cov, A
 
@@ -137,7 +139,9 @@ def conditional_test(terms):
 
     x = np.asarray(terms, dtype=float)
     if x.ndim != 3:
-        raise ValueError(f"`terms` must have shape (chain, draw, check), got shape {x.shape}.")
+        raise ValueError(
+            f"`terms` must have shape (chain, draw, check), got shape {x.shape}."
+        )
     M, N, p = x.shape
     if M * N * p == 0:
         raise ValueError(f"`terms` is empty (shape {x.shape}).")
@@ -150,16 +154,22 @@ def conditional_test(terms):
     nan = np.full(p, np.nan)
     if df < 1:
         return ConditionalTest(mean, nan, nan, nan, np.nan, 0, max(df, 0), np.nan, n)
+    # variances at the level of rounding errors of the terms are zero (a stuck chain)
+    tol = 1e-8 * max(np.abs(x).max(), 1e-300)
+    cov = np.where(np.abs(cov) > tol * tol, cov, 0.0)
     mcse = np.sqrt(np.maximum(np.diag(cov), 0.0) / n)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(mcse > 0, mean / mcse, np.where(mean == 0, 0.0, np.inf * np.sign(mean)))
+        t = np.where(
+            mcse > 0, mean / mcse, np.where(mean == 0, 0.0, np.inf * np.sign(mean))
+        )
     p_value = 2.0 * stats.t.sf(np.abs(t), df)
+    if df < p:  # too few batches for a covariance of full rank
+        return ConditionalTest(mean, mcse, t, p_value, np.nan, 0, df, np.nan, n)
     # all checks together, on the covariance's range (the checks may be collinear)
     lam, U = np.linalg.eigh(cov)
-    keep = lam > 1e-10 * max(lam.max(), 0.0)
+    keep = lam > max(1e-10 * lam.max(), tol * tol)
     rank = int(keep.sum())
     proj = U.T @ mean
-    tol = 1e-8 * max(np.abs(x).max(), 1e-300)
     if rank == 0 or np.any(np.abs(proj[~keep]) > tol):
         # a mean off the covariance's range: a constant nonzero term, no sampler of the target
         t2 = 0.0 if not np.any(mean) else np.inf

@@ -16,7 +16,7 @@ import xarray as xr
 from .._containers import get_group, group_names, is_datatree, is_inference_data
 from ..base.conditional import conditional_test
 
-__all__ = ["conditional_check", "GROUP", "ALL"]
+__all__ = ["ALL", "GROUP", "conditional_check"]
 
 #: the group holding the per-draw terms
 GROUP = "conditional_checks"
@@ -79,24 +79,48 @@ def conditional_check(data, *, var_names=None, kind="p_value"):
     if kind not in _KINDS:
         raise ValueError(f"`kind` must be one of {_KINDS}, got {kind!r}.")
     ds = _terms_dataset(data)
-    names = list(ds.data_vars) if var_names is None else [var_names] if isinstance(var_names, str) else list(var_names)
+    names = (
+        list(ds.data_vars)
+        if var_names is None
+        else [var_names]
+        if isinstance(var_names, str)
+        else list(var_names)
+    )
     missing = [n for n in names if n not in ds.data_vars]
     if missing or not names:
-        raise ValueError(f"No conditional-check terms for {missing or 'any variable'}; the data hold {list(ds.data_vars)}.")
+        raise ValueError(
+            f"No conditional-check terms for {missing or 'any variable'}; the data hold {list(ds.data_vars)}."
+        )
     out = {}
     for name in names:
         da = ds[name]
         for dim in ("chain", "draw", "check"):
             if dim not in da.dims:
-                raise ValueError(f"The terms of {name!r} lack the {dim!r} dim (dims {da.dims}).")
+                raise ValueError(
+                    f"The terms of {name!r} lack the {dim!r} dim (dims {da.dims})."
+                )
         da = da.transpose("chain", "draw", "check")
         try:
             res = conditional_test(np.asarray(da.values, dtype=float))
         except ValueError as err:
             raise ValueError(f"{name!r}: {err}") from None
-        per = {"p_value": res.p_value, "statistic": res.t, "mean": res.mean, "mcse": res.mcse}[kind]
-        whole = {"p_value": res.p_value_all, "statistic": res.t2, "mean": np.nan, "mcse": np.nan}[kind]
-        checks = [str(c) for c in da.coords["check"].values] if "check" in da.coords else [str(c) for c in range(da.sizes["check"])]
+        per = {
+            "p_value": res.p_value,
+            "statistic": res.t,
+            "mean": res.mean,
+            "mcse": res.mcse,
+        }[kind]
+        whole = {
+            "p_value": res.p_value_all,
+            "statistic": res.t2,
+            "mean": np.nan,
+            "mcse": np.nan,
+        }[kind]
+        checks = (
+            [str(c) for c in da.coords["check"].values]
+            if "check" in da.coords
+            else [str(c) for c in range(da.sizes["check"])]
+        )
         out[name] = xr.DataArray(
             np.r_[per, whole], dims=("check",), coords={"check": checks + [ALL]},
             attrs={"df": int(res.df), "rank": int(res.rank), "n_draws": int(res.n_draws)},

@@ -69,8 +69,7 @@ def _item_terms(m, s, w, i, j, out):
         logw[C] = 0.0
     mx = -np.inf
     for a in range(C + 1):
-        if logw[a] > mx:
-            mx = logw[a]
+        mx = max(mx, logw[a])
     tot = 0.0
     for a in range(C + 1):
         tot += math.exp(logw[a] - mx)
@@ -90,7 +89,9 @@ def _item_terms(m, s, w, i, j, out):
     out[1] += size - mine
     if j >= 0:
         aj = pos[z[j]]  # j's cluster is active: j is in it
-        out[2] += math.exp(logw[aj] - log_tot) - (1.0 if (not alone and z[j] == k) else 0.0)
+        out[2] += math.exp(logw[aj] - log_tot) - (
+            1.0 if (not alone and z[j] == k) else 0.0
+        )
     out[3] += ent - (logw[o] - log_tot)
     # put i back where it was
     if alone:

@@ -327,6 +327,7 @@ def main(argv=None):
     )
     ap.add_argument("--sections", default="level,power,cost")
     ap.add_argument("--runs", type=int, default=None, help="runs of each level design")
+    ap.add_argument("--sizes", default="50,200,2000", help="numbers of items of the power section")
     args = ap.parse_args(argv)
     sections = args.sections.split(",")
     print(HEADER)
@@ -334,9 +335,9 @@ def main(argv=None):
         exact_designs(args.runs or (40 if args.quick else 500))
     if "power" in sections:
         runs = (
-            {50: 20, 200: 10, 2000: 4} if args.quick else {50: 200, 200: 100, 2000: 12}
+            {50: 20, 200: 10, 2000: 4} if args.quick else {50: 100, 200: 50, 2000: 8}
         )
-        power_designs([50, 200, 2000], runs)
+        power_designs([int(n) for n in args.sizes.split(",")], runs)
     if "cost" in sections:
         cost_design()
 

@@ -8,7 +8,7 @@ the draws. Given ``T`` of shape ``(M chains, N draws, p checks)``:
 * the grand mean ``m`` over all draws estimates ``E T``;
 * its covariance is ``Sigma / (M N)`` with ``Sigma`` the long-run covariance, estimated by
   replicated multivariate batch means (batches of ``b`` draws of every chain, ``b`` the larger
-  of ``floor(sqrt(N))`` and three integrated autocorrelation times of the slowest check,
+  of ``floor(sqrt(N))`` and six integrated autocorrelation times of the slowest check,
   compared with the grand mean; chains whose means differ inflate it); batches of several
   autocorrelation times take the place of the lugsail correction (Vats & Flegal 2022), whose
   extra noise the F reference below does not account for;
@@ -30,7 +30,7 @@ __all__ = ["ConditionalTest", "batch_means_cov", "conditional_test"]
 #: combination liberal, 11-19 % at α = 0.05 on correct chains, 4 or 1 x 1,000 draws)
 LUGSAIL_R = 1
 #: batches at least this many integrated autocorrelation times long (:func:`batch_length`)
-TAU_FACTOR = 3.0
+TAU_FACTOR = 6.0
 
 
 class ConditionalTest(NamedTuple):

@@ -73,7 +73,7 @@ def conditional_check(data, *, var_names=None, kind="p_value"):
 
     Notes
     -----
-    The p-values use multivariate batch means over all chains with batches at least three
+    The p-values use multivariate batch means over all chains with batches at least six
     autocorrelation times long: with too few draws for two batches they are NaN.
     """
     if kind not in _KINDS:

@@ -32,6 +32,8 @@ __all__ = ["CHECK_NAMES", "GROUP", "compute_conditional_checks"]
 
 #: the group the terms go to (read by ``arviz_regen.conditional_check``)
 GROUP = "conditional_checks"
+#: the variable of the hyperparameters' Langevin terms
+HYPER_VAR = "hyperparameters"
 #: label vectors per compiled call (bounds the canonical copy of the labels)
 _CHUNK = 256
 
@@ -93,8 +95,79 @@ def _items_and_partners(n, items, rng):
     return chosen, partners.astype(np.int64)
 
 
+def _forward_transforms(model, rvs):
+    """One compiled function from the posterior values of ``rvs`` (and of the free variables
+    their transforms' parameters depend on) to their value variables' values."""
+    from pytensor.graph.replace import graph_replace
+    from pytensor.graph.traversal import ancestors
+
+    from ._pytensor_modes import compile_function
+
+    free = [v for v in model.free_RVs]
+    stand_in = {v: v.type(name=v.name) for v in free}
+    outs = []
+    for rv in rvs:
+        transform = model.rvs_to_transforms.get(rv)
+        x = stand_in[rv]
+        outs.append(x if transform is None else transform.forward(x, *rv.owner.inputs))
+    outs = graph_replace(outs, stand_in, strict=False)
+    used = set(ancestors(outs))
+    inputs = [s for s in stand_in.values() if s in used]
+    fn = compile_function(inputs, outs, mode="FAST_COMPILE", on_unused_input="ignore")
+    return fn, [s.name for s in inputs]
+
+
+def _score_terms(model, posterior, partitions, thin):
+    """Langevin (Stein) terms of the model's continuous free variables, ``(draws, 2 k)`` over
+    their ``k`` unconstrained coordinates ``u``: ``d/du log p`` and ``u d/du log p + 1`` (test
+    functions ``1`` and ``u``), each draw at its own values; and their names."""
+    continuous = [rv for rv in model.free_RVs
+                  if rv not in partitions and model.rvs_to_values[rv].dtype.startswith("float")]  # fmt: skip
+    if not continuous:
+        return None, []
+    missing = [rv.name for rv in continuous if rv.name not in posterior]
+    if missing:
+        raise ValueError(
+            f"The posterior lacks the draws of {missing}: the hyperparameters' Langevin check needs "
+            "every continuous free variable of the model (or pass hyperparameters=False)."
+        )
+    values = model.rvs_to_values
+    forward, names = _forward_transforms(model, continuous)
+    vars_ = [values[rv] for rv in continuous]
+    dlogp = model.compile_dlogp(vars=continuous)
+
+    def draws(name):
+        da = (
+            posterior[name]
+            .transpose("chain", "draw", ...)
+            .isel(draw=slice(None, None, thin))
+        )
+        v = np.asarray(da.values)
+        return v.reshape((-1,) + v.shape[2:])
+
+    rv_draws = {name: draws(name) for name in names}
+    labels = {values[rv].name: draws(rv.name) for rv in partitions}
+    labels_of = [values[rv].name for rv in partitions]
+    n = next(iter(labels.values())).shape[0]
+    coords = []
+    for rv in continuous:
+        size = int(np.prod(model.initial_point()[values[rv].name].shape))
+        coords += [rv.name] if size == 1 else [f"{rv.name}[{j}]" for j in range(size)]
+    out = np.empty((n, 2 * len(coords)))
+    for t in range(n):
+        u = forward(*[rv_draws[name][t] for name in names])
+        point = {v.name: np.asarray(x) for v, x in zip(vars_, u)}
+        point.update({name: labels[name][t] for name in labels_of})
+        grad = np.asarray(dlogp(point), dtype=float)
+        flat = np.concatenate([np.ravel(x) for x in u]).astype(float)
+        out[t, : len(coords)] = grad
+        out[t, len(coords) :] = flat * grad + 1.0
+    names_out = [f"score[{c}]" for c in coords] + [f"score_u[{c}]" for c in coords]
+    return out, names_out
+
+
 def compute_conditional_checks(idata, *, model=None, var_names=None, items=None, thin=1, seed=0,
-                               extend_inferencedata=True):  # fmt: skip
+                               hyperparameters=True, extend_inferencedata=True):  # fmt: skip
     """Per-draw terms of the conditional (discrete Stein) check of each partition's draws.
 
     Parameters
@@ -113,6 +186,12 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
         Evaluate every ``thin``-th draw.
     seed : int, default 0
         Seed of the partners (and of the subset of items).
+    hyperparameters : bool, default True
+        Also add the Langevin terms of the model's continuous free variables (variable
+        ``hyperparameters``, dims ``(chain, draw, hyper_check)``): for each unconstrained
+        coordinate ``u``, ``d/du log p`` and ``u d/du log p + 1``, zero in expectation under the
+        joint posterior; they see a wrong hyperparameter update, which the partition's
+        conditionals cannot.
     extend_inferencedata : bool, default True
         Add the terms as the ``conditional_checks`` group of ``idata`` (replacing one there) and
         return ``idata``; else return the Dataset.
@@ -122,7 +201,8 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
     InferenceData, DataTree or xarray.Dataset
         One variable per partition, dims ``(chain, draw, check)``, ``check`` the test functions
         of :data:`CHECK_NAMES` (each term the mean over the evaluated items): zero in
-        expectation under the model's posterior.
+        expectation under the model's posterior; and ``hyperparameters`` when the model has
+        continuous free variables.
 
     Raises
     ------
@@ -246,6 +326,27 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
             out.reshape(n_chain, n_draw, len(CHECK_NAMES)), dims=("chain", "draw", "check"), coords=coords,
             attrs={"items_per_draw": int(chosen.size), "n_items": n, "seed": int(seed), "thin": int(thin)},
         )  # fmt: skip
+    if hyperparameters:
+        partitions = find_partition_vars(model)
+        absent = [rv.name for rv in partitions if rv.name not in posterior]
+        if absent:
+            raise ValueError(
+                f"The posterior lacks the partition(s) {absent} the model's density needs."
+            )
+        scores, names = _score_terms(model, posterior, partitions, thin)
+        if scores is not None:
+            if not np.all(np.isfinite(scores)):
+                t = int(np.argmax(~np.all(np.isfinite(scores), axis=1)))
+                raise ValueError(f"The gradient of the model's log density is not finite at chain "
+                                 f"index {t // n_draw}, draw index {t % n_draw}.")  # fmt: skip
+            coords = {
+                d: da.coords[d].values for d in ("chain", "draw") if d in da.coords
+            }
+            coords["hyper_check"] = names
+            results[HYPER_VAR] = xr.DataArray(
+                scores.reshape(n_chain, n_draw, -1), dims=("chain", "draw", "hyper_check"), coords=coords,
+                attrs={"thin": int(thin)},
+            )  # fmt: skip
     ds = xr.Dataset(results, attrs={
         "description": "Per-draw discrete Stein terms sum_k p(c_i=k|c_-i) f(c^{i->k}) - f(c), mean over "
                        "items; zero in expectation under the model's posterior "
@@ -254,6 +355,8 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
         "cluster_size": "f = sum of squared cluster sizes / 2",
         "partner": "f = [c_i = c_j], j a fixed random partner of item i",
         "log_post": "f = log posterior of the partition",
+        "hyperparameters": "Langevin terms d/du log p (score[u]) and u d/du log p + 1 (score_u[u]) of "
+                           "each unconstrained coordinate u of the continuous free variables",
     })  # fmt: skip
     if not extend_inferencedata:
         return ds

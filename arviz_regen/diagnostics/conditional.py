@@ -61,14 +61,16 @@ def conditional_check(data, *, var_names=None, kind="p_value"):
     Returns
     -------
     xarray.Dataset
-        One variable per partition, dim ``check``: each test function, then ``all`` (every
+        One variable per variable of terms (a partition, or ``hyperparameters``), with its
+        terms' check dim (``check``, ``hyper_check``): each test function, then ``all`` (every
         check together). Attributes ``df`` (batch-means degrees of freedom), ``rank`` (checks
         that are not collinear) and ``n_draws`` per variable.
 
     Raises
     ------
     ValueError
-        If the terms are missing, not finite, lack the ``chain``, ``draw`` or ``check`` dims,
+        If the terms are missing, not finite, lack the ``chain`` or ``draw`` dim or have more
+        than one other,
         or ``kind`` is unknown.
 
     Notes
@@ -94,12 +96,13 @@ def conditional_check(data, *, var_names=None, kind="p_value"):
     out = {}
     for name in names:
         da = ds[name]
-        for dim in ("chain", "draw", "check"):
-            if dim not in da.dims:
-                raise ValueError(
-                    f"The terms of {name!r} lack the {dim!r} dim (dims {da.dims})."
-                )
-        da = da.transpose("chain", "draw", "check")
+        other = [d for d in da.dims if d not in ("chain", "draw")]
+        if "chain" not in da.dims or "draw" not in da.dims or len(other) != 1:
+            raise ValueError(
+                f"The terms of {name!r} must have dims (chain, draw, check), got {da.dims}."
+            )
+        dim = other[0]
+        da = da.transpose("chain", "draw", dim)
         try:
             res = conditional_test(np.asarray(da.values, dtype=float))
         except ValueError as err:
@@ -116,13 +119,14 @@ def conditional_check(data, *, var_names=None, kind="p_value"):
             "mean": np.nan,
             "mcse": np.nan,
         }[kind]
-        checks = (
-            [str(c) for c in da.coords["check"].values]
-            if "check" in da.coords
-            else [str(c) for c in range(da.sizes["check"])]
-        )
+        checks = [
+            str(c)
+            for c in (
+                da.coords[dim].values if dim in da.coords else range(da.sizes[dim])
+            )
+        ]
         out[name] = xr.DataArray(
-            np.r_[per, whole], dims=("check",), coords={"check": checks + [ALL]},
+            np.r_[per, whole], dims=(dim,), coords={dim: checks + [ALL]},
             attrs={"df": int(res.df), "rank": int(res.rank), "n_draws": int(res.n_draws)},
         )  # fmt: skip
     return xr.Dataset(out, attrs={"kind": kind})

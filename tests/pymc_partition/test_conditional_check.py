@@ -160,7 +160,7 @@ def test_random_hyperparameters_use_each_draw():
         np.testing.assert_allclose(got[t], want[0], atol=1e-10)
     bad = from_dict({"posterior": {"z": labels, "alpha": alphas}})
     with pytest.raises(ValueError, match="scale"):
-        pmp.compute_conditional_checks(bad, model=model)
+        pmp.compute_conditional_checks(bad, model=model, hyperparameters=False)
 
 
 def test_errors():
@@ -210,3 +210,53 @@ def test_catches_wrong_target_passes_right_one():
         p[name] = float(arviz_regen.conditional_check(idata)["z"].sel(check="all"))
     assert p["right"] > 0.05
     assert p["wrong"] < 1e-3
+
+
+def _alpha_given_clusters(rng, n_clusters, n_items, rate):
+    """Exact draws of a DP alpha with a Gamma(2, rate) prior given each number of clusters (grid)."""
+    from scipy.special import gammaln
+
+    grid = np.linspace(1e-4, 40.0, 20001)
+    out = np.empty(n_clusters.shape)
+    for c in np.unique(n_clusters):
+        logp = (
+            np.log(grid) * (1.0 + c)
+            - rate * grid
+            + gammaln(grid)
+            - gammaln(grid + n_items)
+        )
+        cdf = np.cumsum(np.exp(logp - logp.max()))
+        at = n_clusters == c
+        out[at] = np.interp(rng.random(at.sum()) * cdf[-1], cdf, grid)
+    return out
+
+
+def test_langevin_check_of_hyperparameters():
+    """Alpha drawn from its exact conditional passes the Langevin check; from the conditional
+    with the Gamma prior's rate halved (a wrong Escobar-West update) it fails, while the
+    partition's conditionals at each draw's alpha cannot see it."""
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=Y.size, prior=pmp.DirichletProcess(alpha))
+        pmp.MarginalLikelihood(
+            "y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=Y
+        )
+    rng = np.random.default_rng(8)
+    labels = canonicalize(
+        rng.integers(0, rng.integers(1, 6, (4, 400, 1)), (4, 400, Y.size))
+    )
+    k = labels.max(axis=-1) + 1
+    p = {}
+    for name, rate in [("right", 1.0), ("wrong", 0.5)]:
+        alphas = _alpha_given_clusters(rng, k, Y.size, rate)
+        idata = from_dict({"posterior": {"z": labels, "alpha": alphas}})
+        pmp.compute_conditional_checks(idata, model=model, items=2)
+        res = arviz_regen.conditional_check(idata)
+        assert list(res["hyperparameters"].coords["hyper_check"].values) == [
+            "score[alpha]",
+            "score_u[alpha]",
+            "all",
+        ]
+        p[name] = float(res["hyperparameters"].sel(hyper_check="all"))
+    assert p["right"] > 0.01
+    assert p["wrong"] < 1e-4

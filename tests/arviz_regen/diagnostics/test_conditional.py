@@ -115,7 +115,7 @@ def test_bad_input():
     )
     with pytest.raises(ValueError, match="NaN"):
         arviz_regen.conditional_check(bad)
-    with pytest.raises(ValueError, match="check"):
+    with pytest.raises(ValueError, match="dims"):
         arviz_regen.conditional_check(
             xr.DataArray(np.zeros((2, 10)), dims=("chain", "draw"), name="z")
         )

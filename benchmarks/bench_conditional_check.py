@@ -281,7 +281,7 @@ def cost_design(n=2000, n_chains=4, n_draws=1000):
     import pymc as pm
 
     import pymc_partition as pmp
-    from arviz_regen._containers import from_dict
+    from arviz_regen.xr.containers import from_dict
 
     y = data(n)
     spec = spec_of(y)

@@ -213,7 +213,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
     import pymc as pm
     import xarray as xr
 
-    from arviz_regen._containers import (
+    from arviz_regen.xr.containers import (
         add_group,
         get_group,
         group_names,

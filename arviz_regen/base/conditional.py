@@ -80,7 +80,7 @@ def _batch_cov(x, b, grand):
 def batch_length(x, tau_factor=TAU_FACTOR):
     """``max(floor(sqrt(N)), ceil(tau_factor * tau))`` (at most ``N // 2``) for ``x (M, N, p)``,
     ``tau`` the largest integrated autocorrelation time of a chain's check."""
-    from ..autocorrelation import integrated_time
+    from .autocorrelation import integrated_time
 
     _M, N, _p = x.shape
     b = max(int(np.sqrt(N)), 1)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from .._containers import get_group, group_names, is_datatree, is_inference_data
+from ..xr.containers import get_group, group_names, is_datatree, is_inference_data
 from ..base.conditional import conditional_test
 
 __all__ = ["ALL", "GROUP", "conditional_check"]

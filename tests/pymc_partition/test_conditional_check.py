@@ -10,7 +10,7 @@ import pytest
 
 import arviz_regen
 import pymc_partition as pmp
-from arviz_regen._containers import from_dict, get_group, group_names
+from arviz_regen.xr.containers import from_dict, get_group, group_names
 from pymc_partition.engine import MoveMix, PartitionKernel
 from pymc_partition.engine.kernels.conditional import CHECK_NAMES, conditional_terms
 from pymc_partition.exact import ExactPosterior

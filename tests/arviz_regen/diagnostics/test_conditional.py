@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 
 import arviz_regen
-from arviz_regen._containers import from_dict
+from arviz_regen.xr.containers import from_dict
 from arviz_regen.base.conditional import batch_means_cov, conditional_test
 
 CHECKS = ["a", "b", "c"]
@@ -66,7 +66,7 @@ def test_degenerate_terms():
 def _idata(rng, shift=0.0):
     terms = rng.normal(size=(4, 500, 3)) + shift
     idata = from_dict({"posterior": {"z": rng.integers(0, 2, (4, 500, 5))}})
-    from arviz_regen._containers import add_group
+    from arviz_regen.xr.containers import add_group
 
     ds = xr.Dataset(
         {

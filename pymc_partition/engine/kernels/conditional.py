@@ -31,15 +31,14 @@ __all__ = ["CHECK_NAMES", "conditional_terms"]
 CHECK_NAMES = ("n_clusters", "cluster_size", "partner", "log_post")
 
 
-@numba.njit(**NJIT)
-def _item_terms(m, s, w, i, j, out):
-    """Add item ``i``'s four Stein terms (partner ``j``) to ``out``; the state is unchanged."""
+@numba.njit(**NJIT, inline="always")
+def _item_terms(m, s, w, pred, remove, add, active_addr, cand_addr, i, j, out):
+    """Add item ``i``'s four Stein terms (partner ``j``) to ``out``; the state is unchanged.
+    (The form's functions and the addresses are made once per draw, not per item.)"""
     X, item_lm, log_g, log_h, ctx = m.X, m.item_lm, m.log_g, m.log_h, m.ctx
     z, counts, stats, clm = s.z, s.counts, s.stats, s.clm
     active, pos, free, meta = s.active, s.pos, s.free, s.meta
     cand, logw = w.cand, w.logw
-    pred, remove, add = form_functions(m)
-    active_addr, cand_addr = np.int64(active.ctypes.data), np.int64(cand.ctypes.data)
     d = X.shape[1]
     k = z[i]
     own = 0.0
@@ -71,27 +70,28 @@ def _item_terms(m, s, w, i, j, out):
     for a in range(C + 1):
         mx = max(mx, logw[a])
     tot = 0.0
-    for a in range(C + 1):
-        tot += math.exp(logw[a] - mx)
+    for a in range(
+        C + 1
+    ):  # cand is free now (own is kept): the unnormalised probabilities
+        cand[a] = math.exp(logw[a] - mx)
+        tot += cand[a]
     log_tot = mx + math.log(tot)
     ent = 0.0  # sum_k p_k log p_k
     size = 0.0  # sum_k p_k m_k
     for a in range(C + 1):
-        lp = logw[a] - log_tot
-        p = math.exp(lp)
-        if p > 0.0:
-            ent += p * lp
-        if a < C:
-            size += p * counts[active[a]]
-    p_new = math.exp(logw[C] - log_tot)
+        if cand[a] > 0.0:  # a candidate the prior forbids has logw = -inf
+            ent += cand[a] * logw[a]
+            if a < C:
+                size += cand[a] * counts[active[a]]
+    ent = ent / tot - log_tot
+    size /= tot
+    p_new = cand[C] / tot
     mine = 0 if alone else counts[k]
     out[0] += p_new - (1.0 if alone else 0.0)
     out[1] += size - mine
     if j >= 0:
         aj = pos[z[j]]  # j's cluster is active: j is in it
-        out[2] += math.exp(logw[aj] - log_tot) - (
-            1.0 if (not alone and z[j] == k) else 0.0
-        )
+        out[2] += cand[aj] / tot - (1.0 if (not alone and z[j] == k) else 0.0)
     out[3] += ent - (logw[o] - log_tot)
     # put i back where it was
     if alone:
@@ -125,11 +125,28 @@ def conditional_terms(labels, items, partners, m, s, w, out):
         Overwritten with the mean over ``items`` of each test function's term (:data:`CHECK_NAMES`).
     """
     r = items.shape[0]
+    pred, remove, add = form_functions(m)
+    active_addr, cand_addr = (
+        np.int64(s.active.ctypes.data),
+        np.int64(w.cand.ctypes.data),
+    )
     for t in range(labels.shape[0]):
         build_state(labels[t], m, s)
         for q in range(out.shape[1]):
             out[t, q] = 0.0
         for a in range(r):
-            _item_terms(m, s, w, items[a], partners[a], out[t])
+            _item_terms(
+                m,
+                s,
+                w,
+                pred,
+                remove,
+                add,
+                active_addr,
+                cand_addr,
+                items[a],
+                partners[a],
+                out[t],
+            )
         for q in range(out.shape[1]):
             out[t, q] /= r

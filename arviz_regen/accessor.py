@@ -28,6 +28,7 @@ ACCESSOR_NAME = "regen"
 _METHODS = {
     "hotelling_rs": "hotelling_rs",
     "chain_agreement": "chain_agreement",
+    "conditional_check": "conditional_check",
     "partition_traces": "partition_traces",
     "coclustering": "coclustering",
     "rs_estimate": "rs_estimate",

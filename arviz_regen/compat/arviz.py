@@ -18,6 +18,7 @@ __all__ = ["ARVIZ_NAMES", "SUPPORTED_MAJORS", "register", "unregister"]
 ARVIZ_NAMES = (
     "hotelling_rs",
     "chain_agreement",
+    "conditional_check",
     "partition_traces",
     "coclustering",
     "rs_estimate",

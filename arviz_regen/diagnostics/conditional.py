@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..xr.containers import get_group, group_names, is_datatree, is_inference_data
 from ..base.conditional import conditional_test
+from ..xr.containers import get_group, group_names, is_datatree, is_inference_data
 
 __all__ = ["ALL", "GROUP", "conditional_check"]
 

@@ -8,8 +8,8 @@ import pytest
 import xarray as xr
 
 import arviz_regen
-from arviz_regen.xr.containers import from_dict
 from arviz_regen.base.conditional import batch_means_cov, conditional_test
+from arviz_regen.xr.containers import from_dict
 
 CHECKS = ["a", "b", "c"]
 MIX = np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.3], [0.0, 0.0, 1.0]])

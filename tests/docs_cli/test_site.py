@@ -32,7 +32,7 @@ PAGES = {  # one per section of the site, with a word its title must hold
     "maths/index.html": "Mathematics",
     "performance.html": "Performance",
 }
-PAGES_WITH_FIGURES = ["index.html", "getting_started.html", "guides/point_estimates.html",
+PAGES_WITH_FIGURES = ["index.html", "getting_started.html", "guides/diagnostic.html", "guides/point_estimates.html",
                       "gallery/arabidopsis_convergence.html"]
 
 

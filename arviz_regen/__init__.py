@@ -3,9 +3,9 @@
 The Hotelling-RS statistic of Asgharian, Lysy & Partovi Nia (2019) and regenerative (RS)
 estimates with standard errors, as ArviZ-style functions returning xarray objects. Importing the
 package makes ``az.hotelling_rs`` (and the other public functions) available on the ``arviz``
-namespace, next to ``az.rhat`` and ``az.ess``, and the ``.regen`` accessors on xarray objects: at
-once when ArviZ and xarray are loaded, else as soon as they are. The functions themselves are
-imported on first use.
+namespace, next to ``az.rhat`` and ``az.ess``, and the ``.regen`` accessors on xarray objects:
+:func:`register` (below) is called at import, and imports ArviZ and xarray for it. The other
+public functions are imported on first use.
 
 Layout (each tier imports only the ones above it):
 
@@ -23,12 +23,8 @@ Public surface for packages built on this one (``pymc_partition`` uses only thes
 from __future__ import annotations
 
 import importlib
-import importlib.util
 
-from .compat.import_hooks import when_imported
-
-#: public name -> the submodule that defines it (loaded on first use: ``import arviz_regen``
-#: imports neither ArviZ nor xarray, so ``arviz-regen-summary`` answers its arguments at once)
+#: public name -> the submodule that defines it (loaded on first use)
 _API = {
     "coclustering": "estimates.coclustering",
     "credible_ball": "estimates.credible_ball",
@@ -42,6 +38,7 @@ _API = {
     "top_states": "estimates.rs_estimate",
     "hotelling_rs": "diagnostics.hotelling",
     "chain_agreement": "diagnostics.agreement",
+    "conditional_check": "diagnostics.conditional",
     "partition_traces": "estimates.traces",
     "StopWhenConverged": "diagnostics.online",
     "checkpoint_grid": "diagnostics.online",
@@ -61,11 +58,13 @@ _API = {
 
 __version__ = "0.1.0"
 __all__ = [
+    "register",
     "StopWhenConverged",
     "when_converged",
     "checkpoint_grid",
     "hotelling_rs",
     "chain_agreement",
+    "conditional_check",
     "partition_traces",
     "coclustering",
     "rs_estimate",
@@ -90,19 +89,8 @@ __all__ = [
     "SampledHyperparametersWarning",
 ]
 
-#: names added to the ``arviz`` namespace on import (ArviZ has no plugin registry)
-ARVIZ_NAMES = [
-    "hotelling_rs",
-    "chain_agreement",
-    "partition_traces",
-    "coclustering",
-    "rs_estimate",
-    "regen_summary",
-    "plot_hotelling_rs",
-    "plot_coclustering",
-    "plot_coclustering_trace",
-    "plot_top_states",
-]
+#: the package's modules and subpackages, imported on first attribute access
+_SUBMODULES = {"base", "xr", "estimates", "diagnostics", "plots", "compat", "accessor", "cli", "testing"}
 
 
 def __getattr__(name):
@@ -113,7 +101,7 @@ def __getattr__(name):
         value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
         globals()[name] = value
         return value
-    if not name.startswith("__") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+    if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -122,19 +110,21 @@ def __dir__():
     return sorted(set(globals()) | set(__all__))
 
 
-def _register_with_arviz(az):
-    for name in ARVIZ_NAMES:
-        existing = getattr(az, name, None)
-        # never shadow a name ArviZ itself defines
-        if existing is None or getattr(existing, "__module__", "").startswith("arviz_regen"):
-            setattr(az, name, __getattr__(name))
+def register():
+    """Register with ArviZ and xarray: ``az.hotelling_rs`` & co. and the ``.regen`` accessors.
+
+    Called once by ``import arviz_regen``; calling it again changes nothing. Either library may
+    be missing: its part is then skipped. See :mod:`arviz_regen.compat.arviz` (ArviZ has no
+    plugin registry: the names are set on the ``arviz`` module, never over ArviZ's own) and
+    :mod:`arviz_regen.compat.xarray` (xarray's accessor API).
+    """
+    from .compat import arviz as _arviz
+    from .compat import xarray as _xarray
+
+    _xarray.register()
+    _arviz.register()
 
 
-def _register_accessors(xr):
-    importlib.import_module(f"{__name__}.accessor")  # registers `.regen` on xarray's objects
+from .compat.arviz import ARVIZ_NAMES as ARVIZ_NAMES  # noqa: E402  (the names register() puts on arviz)
 
-
-# ArviZ has no plugin registry: the names go onto its namespace, now or when it is imported
-# (a broken ArviZ, e.g. by a foreign plotting backend, fails its own import: nothing to extend)
-when_imported("arviz", _register_with_arviz)
-when_imported("xarray", _register_accessors)
+register()

@@ -1,7 +1,8 @@
 """``.regen`` accessors on xarray objects: the plugin route of the DataTree (arviz-stats) world.
 
 arviz-stats exposes its diagnostics as ``dt.azstats.<method>`` through xarray's accessor API;
-a plugin registers its own accessor name. Importing :mod:`arviz_regen` registers ``regen`` on
+a plugin registers its own accessor name. Importing :mod:`arviz_regen` registers ``regen``
+(:func:`arviz_regen.compat.xarray.register`) on
 
 - ``xarray.DataTree`` (arviz-base's InferenceData successor, groups ``posterior`` and
   ``sample_stats``): ``dt.regen.hotelling_rs(k=[2, 5])``, ``dt.regen.coclustering()``,
@@ -19,8 +20,6 @@ accessor API: call the functions directly, ``arviz_regen.hotelling_rs(idata)``.
 
 from __future__ import annotations
 
-import xarray as xr
-
 __all__ = ["RegenAccessor", "ACCESSOR_NAME"]
 
 ACCESSOR_NAME = "regen"
@@ -29,6 +28,7 @@ ACCESSOR_NAME = "regen"
 _METHODS = {
     "hotelling_rs": "hotelling_rs",
     "chain_agreement": "chain_agreement",
+    "conditional_check": "conditional_check",
     "partition_traces": "partition_traces",
     "coclustering": "coclustering",
     "rs_estimate": "rs_estimate",
@@ -84,21 +84,3 @@ class DataArrayRegenAccessor(RegenAccessor):
 
 class DataTreeRegenAccessor(RegenAccessor):
     """``dt.regen``: diagnostics of a DataTree with ``posterior`` and ``sample_stats`` groups."""
-
-
-def register():
-    """Register the ``regen`` accessors (idempotent: done once on ``import arviz_regen``)."""
-    targets = [
-        (getattr(xr, "register_dataset_accessor", None), xr.Dataset, DatasetRegenAccessor),
-        (getattr(xr, "register_dataarray_accessor", None), xr.DataArray, DataArrayRegenAccessor),
-        (getattr(xr, "register_datatree_accessor", None), getattr(xr, "DataTree", None), DataTreeRegenAccessor),
-    ]
-    for reg, cls, accessor in targets:
-        if reg is None or cls is None:
-            continue  # an xarray without DataTree (< 2024.10)
-        if getattr(cls, ACCESSOR_NAME, None) is accessor:
-            continue  # already registered (re-import): no AccessorRegistrationWarning
-        reg(ACCESSOR_NAME)(accessor)
-
-
-register()

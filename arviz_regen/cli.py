@@ -13,7 +13,6 @@ import sys
 import warnings
 from pathlib import Path
 
-
 __all__ = ["main", "open_inference_data", "save_inference_data"]
 
 #: Exit statuses of ``arviz-regen-summary``.

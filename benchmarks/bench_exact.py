@@ -183,7 +183,7 @@ def main():
     B = bell_number(n)
     naive_all, batch_all = per_state_naive * B, per_state_batch * B
 
-    print(f"{'stage (n = %d)' % n:<58}{'seconds':>10}")
+    print(f"{f'stage (n = {n})':<58}{'seconds':>10}")
     for name, t in rows:
         print(f"{name:<58}{t:>10.3f}")
     print()
@@ -226,7 +226,7 @@ def main():
             t_m = float("nan")
         else:
             t0 = time.perf_counter()
-            e.map
+            _ = e.map
             t_m = time.perf_counter() - t0
         print(f"{m:>8}{bell_number(m):>12.2e}{e.timings['block_weights']:>12.2f}{e.timings['dp']:>10.2f}"
               f"{tot:>10.2f}{t_m:>10.2f}", flush=True)  # fmt: skip

@@ -74,7 +74,7 @@ def run_pymc(x, truth, family, hierarchical, draws, tune, seed):
                           random_seed=seed, progressbar=False, compute_convergence_checks=False)  # fmt: skip
     seconds = time.perf_counter() - start
     labels = np.asarray(idata.posterior["z"]).reshape(-1, x.shape[0])[None]
-    estimate = arviz_regen.point_estimate(labels, seed=seed)["labels"].values
+    estimate = arviz_regen.point_estimate(labels, random_seed=seed)["labels"].values
     extra = ""
     if hierarchical:
         q = {k: np.quantile(idata.posterior[k].values, [0.05, 0.5, 0.95]) for k in ("scale", "alpha")}

@@ -90,9 +90,8 @@ def run_case(name, chains, draws, previous):
 
     warnings.simplefilter("ignore")
     logging.getLogger("pymc").setLevel(logging.ERROR)
-    from arviz_regen.xr.containers import from_dict
-
     import pymc_partition as pmp
+    from arviz_regen.xr.containers import from_dict
 
     case = name.removeprefix("previous_")
     fn = previous_function(previous) if name.startswith("previous_") else pmp.compute_log_likelihood

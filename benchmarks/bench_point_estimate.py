@@ -127,7 +127,7 @@ def run_case(name):
     small = z[:, :50, :60]
     est_vi = None
     if name in ("credible_ball", "plot_point_estimate"):
-        est_vi = arviz_regen.point_estimate(z, loss="VI", seed=1)
+        est_vi = arviz_regen.point_estimate(z, loss="VI", random_seed=1)
 
     cases = {
         "data": (lambda: None, lambda: None),
@@ -140,12 +140,12 @@ def run_case(name):
             lambda: pair_frequencies(load_partition(z).labels),
         ),
         "point_estimate_VI": (
-            lambda: arviz_regen.point_estimate(small, loss="VI", seed=0, n_runs=2),
-            lambda: arviz_regen.point_estimate(z, loss="VI", seed=1),
+            lambda: arviz_regen.point_estimate(small, loss="VI", random_seed=0, n_runs=2),
+            lambda: arviz_regen.point_estimate(z, loss="VI", random_seed=1),
         ),
         "point_estimate_binder": (
-            lambda: arviz_regen.point_estimate(small, loss="binder", seed=0, n_runs=2),
-            lambda: arviz_regen.point_estimate(z, loss="binder", seed=1),
+            lambda: arviz_regen.point_estimate(small, loss="binder", random_seed=0, n_runs=2),
+            lambda: arviz_regen.point_estimate(z, loss="binder", random_seed=1),
         ),
         "best_of_100_draws_VI": (
             lambda: None,
@@ -180,7 +180,7 @@ def run_case(name):
             lambda: arviz_regen.plot_coclustering(z).figure.savefig("/dev/null", format="png"),
         ),
         "plot_point_estimate": (
-            lambda: arviz_regen.plot_point_estimate(small, seed=0, n_runs=2),
+            lambda: arviz_regen.plot_point_estimate(small, random_seed=0, n_runs=2),
             lambda: arviz_regen.plot_point_estimate(z, estimate=est_vi).figure.savefig("/dev/null", format="png"),
         ),
         "big_coclustering_subset": (
@@ -188,8 +188,8 @@ def run_case(name):
             lambda: arviz_regen.coclustering(z, items=np.arange(0, BIG_ITEMS, BIG_ITEMS // SUBSET)),
         ),
         "big_point_estimate_VI": (
-            lambda: arviz_regen.point_estimate(small, loss="VI", seed=0, n_runs=2),
-            lambda: arviz_regen.point_estimate(z, loss="VI", seed=1, n_runs=4),
+            lambda: arviz_regen.point_estimate(small, loss="VI", random_seed=0, n_runs=2),
+            lambda: arviz_regen.point_estimate(z, loss="VI", random_seed=1, n_runs=4),
         ),
     }
     warm, main = cases[name]

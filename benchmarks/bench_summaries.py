@@ -139,9 +139,9 @@ def run_case(function, data, out):
     calls = {
         "coclustering": lambda: ar.coclustering(labels, **kw),
         "consensus": lambda: ar.consensus(labels, **kw),
-        "point_estimate_VI": lambda: ar.point_estimate(labels, loss="VI", seed=1),
-        "point_estimate_binder": lambda: ar.point_estimate(labels, loss="binder", seed=1),
-        "credible_ball": lambda: ar.credible_ball(labels, loss="VI", seed=1),
+        "point_estimate_VI": lambda: ar.point_estimate(labels, loss="VI", random_seed=1),
+        "point_estimate_binder": lambda: ar.point_estimate(labels, loss="binder", random_seed=1),
+        "credible_ball": lambda: ar.credible_ball(labels, loss="VI", random_seed=1),
     }
     rec = {"package": str(Path(ar.__file__).parent), "import": import_s}
     for which in ("first", "warm"):

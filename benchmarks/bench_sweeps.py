@@ -49,9 +49,9 @@ warnings.filterwarnings("ignore")
 logging.getLogger("pymc").setLevel(logging.ERROR)
 
 import pymc as pm  # noqa: E402
+from reference_sweeps import nig_reference, niw_reference  # noqa: E402
 
 import pymc_partition as pmp  # noqa: E402
-from reference_sweeps import nig_reference, niw_reference  # noqa: E402
 
 CENTERS = np.array([[-6.0, -6.0], [-6.0, 6.0], [6.0, -6.0], [6.0, 6.0]])
 NIG = dict(mu0=0.0, kappa0=0.1, alpha0=2.0, beta0=2.0)
@@ -84,7 +84,7 @@ def reference(kind, y, labels):
 def gibbs_step(kind, y, specialize=True):
     """``(step, set-up seconds)``."""
     n, d = y.shape
-    with pm.Model() as model:
+    with pm.Model():
         z = pmp.Partition("z", n_items=n, prior=pmp.DirichletProcess(ALPHA_DP))
         pmp.MarginalLikelihood("y", partition=z, family=family(kind, d), observed=y)
         t0 = time.perf_counter()

@@ -22,6 +22,7 @@ OUT = DOCS / "_build" / "html"
 
 
 def main(argv: list[str]) -> int:
+    """Run Sphinx on docs/ with warnings as errors; return its exit status."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(DOCS), str(OUT), *argv]

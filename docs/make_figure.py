@@ -28,6 +28,7 @@ OUT = Path(__file__).resolve().parent / "_static" / "coclustering.png"
 
 
 def main() -> None:
+    """Sample both samplers, draw the two panels and save the figure."""
     data = pmp.datasets.simulate_spike_slab(random_seed=1)
     eb = pmp.fit_spike_slab(data.values, data.item_index)
     model, z = build_model(data, eb.estimates)

@@ -28,6 +28,7 @@ def _import_all():
     from .hyperparameter_fit import HyperparameterFit, fit_hyperparameters
     from .identifiability import IdentifiabilityWarning, UnidentifiedHyperparametersError
     from .log_likelihood import compute_log_likelihood
+    from .conditional_check import compute_conditional_checks
     from .empirical_bayes import SpikeSlabFit, fit_spike_slab
     from .distribution import Partition, PartitionRV
     from .families import (
@@ -99,6 +100,7 @@ __all__ = [
     "PartitionHyperparameters",
     "exact_posterior",
     "compute_log_likelihood",
+    "compute_conditional_checks",
     "fit_hyperparameters",
     "HyperparameterFit",
     "UnidentifiedHyperparametersError",

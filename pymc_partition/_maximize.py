@@ -31,7 +31,7 @@ def hessian_from_gradient(grad, x, rel_step=1e-3):
         e = np.zeros(k)
         e[i] = 1.0
 
-        def d(step):
+        def d(step, e=e):
             return (grad(x + step * e) - grad(x - step * e)) / (2 * step)
 
         H[:, i] = (4 * d(h / 2) - d(h)) / 3

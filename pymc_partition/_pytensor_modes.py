@@ -53,10 +53,10 @@ def _register_sparse_rewrites():
 
 def compile_function(inputs, outputs, mode=None, **kwargs):
     """``pytensor.function`` in :func:`numba_mode` (or ``mode``), its generated source written
-    outside the system temp directory (:mod:`._pytensor_sources`)."""
+    outside the system temp directory (:mod:`.compat.pytensor`)."""
     import pytensor
 
-    from ._pytensor_sources import generated_source_dir
+    from .compat.pytensor import generated_source_dir
 
     with generated_source_dir():
         return pytensor.function(inputs, outputs, mode=numba_mode() if mode is None else mode, **kwargs)

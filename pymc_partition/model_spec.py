@@ -536,7 +536,7 @@ def hyperparameter_block(model, vars, point):
     from pytensor.graph.traversal import graph_inputs
 
     from ._pytensor_modes import numba_mode
-    from ._pytensor_sources import generated_source_dir
+    from .compat.pytensor import generated_source_dir
     from .distribution import PartitionRV as _PartitionRV  # noqa: F401  (registered logp)
 
     vars = list(vars)

@@ -23,10 +23,8 @@ from pathlib import Path
 
 import numpy as np
 from numba import njit
-from pytensor.compile import optdb
-from pytensor.graph import node_rewriter
-from pytensor.graph.rewriting.basic import dfs_rewriter
-from pytensor.tensor.random.op import RandomVariable
+
+from .compat.pytensor import on_numba_compile
 
 __all__ = ["register_numba_draws"]
 
@@ -139,17 +137,5 @@ def register_numba_draws():
     _REGISTERED.append(True)
 
 
-@node_rewriter([RandomVariable])
-def register_numba_draws_rewrite(fgraph, node):
-    """Registers the numba cores before the numba linker looks them up; rewrites nothing."""
-    register_numba_draws()
-    return None
-
-
-if "register_numba_draws_rewrite" not in optdb:
-    optdb.register(
-        "register_numba_draws_rewrite",
-        dfs_rewriter(register_numba_draws_rewrite),
-        "numba",
-        position=99,  # any position before the linker would do
-    )
+# registered when a graph is first compiled for numba (importing the numba dispatch takes seconds)
+on_numba_compile("register_numba_draws_rewrite", register_numba_draws)

@@ -8,7 +8,8 @@ when it is missing; a ``PMP_ARABIDOPSIS_CSV`` naming a missing file is an error,
 
 import pytest
 
-from pymc_partition.datasets import ARABIDOPSIS_ENV, arabidopsis_path as _resolve
+from pymc_partition.datasets import ARABIDOPSIS_ENV
+from pymc_partition.datasets import arabidopsis_path as _resolve
 
 
 @pytest.fixture(scope="session")

@@ -15,5 +15,6 @@ boundaries and sums, and return arrays, named tuples or scalars. Higher tiers
 - :mod:`~arviz_regen.base.partition_loss`, :mod:`~arviz_regen.base.salso`,
   :mod:`~arviz_regen.base.cluster_match`, :mod:`~arviz_regen.base.cluster_tracks`: losses and the
   SALSO search;
+- :mod:`~arviz_regen.base.conditional`: the conditional (discrete Stein) check's test;
 - :mod:`~arviz_regen.base.lazy_jit`: ``lazy_njit`` (numba imported on first use).
 """

@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .lazy_jit import lazy_njit
 from .cluster_match import WORK_ROWS, group_and_match, load_labels
+from .lazy_jit import lazy_njit
 
 __all__ = ["Tracks", "build_tracks"]
 

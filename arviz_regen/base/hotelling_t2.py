@@ -61,7 +61,7 @@ def _statistic(M, sdiag, xbar, q, K, total, tol, kept):
     piv = np.empty(K, dtype=np.int64)
     chosen = np.zeros(K, dtype=np.bool_)
     m = 0
-    for step in range(K):
+    for _ in range(K):
         best = -1
         bestval = tol
         for j in range(K):

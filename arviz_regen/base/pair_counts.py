@@ -8,8 +8,6 @@ chains follow the pairs that change instead (:mod:`arviz_regen.base.pair_sums`).
 
 from __future__ import annotations
 
-import numpy as np
-
 from .lazy_jit import lazy_njit
 
 __all__ = ["group", "add_pairs"]

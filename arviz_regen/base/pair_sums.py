@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .lazy_jit import lazy_njit
 from .cluster_match import WORK_ROWS, group_and_match, load_labels
+from .lazy_jit import lazy_njit
 from .pair_counts import add_pairs
 
 __all__ = ["pair_interval_sums", "pair_run_sums", "cheaper_by_runs", "PairSums", "BUCKET_SHIFT", "BUCKET_EVENTS"]

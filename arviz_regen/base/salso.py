@@ -34,8 +34,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .lazy_jit import lazy_njit
 from .cluster_tracks import build_tracks
+from .lazy_jit import lazy_njit
 from .partition_loss import Loss, parse_loss
 from .state import canonicalize
 

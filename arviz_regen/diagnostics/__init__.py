@@ -2,6 +2,7 @@
 
 - :mod:`~arviz_regen.diagnostics.hotelling`: :func:`~arviz_regen.hotelling_rs`;
 - :mod:`~arviz_regen.diagnostics.agreement`: :func:`~arviz_regen.chain_agreement`;
+- :mod:`~arviz_regen.diagnostics.conditional`: :func:`~arviz_regen.conditional_check`;
 - :mod:`~arviz_regen.diagnostics.verdict`, :mod:`~arviz_regen.diagnostics.summary`: the verdict and
   :func:`~arviz_regen.regen_summary`;
 - :mod:`~arviz_regen.diagnostics.online`, :mod:`~arviz_regen.diagnostics.monitor_registry`: the

@@ -35,7 +35,6 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from ..xr.draws import load_partition
 from ..base.anova import anova_f, max_f
 from ..base.autocorrelation import integrated_time
 from ..base.pair_kernels import kernel_labels
@@ -43,6 +42,7 @@ from ..base.pair_sums import PairSums
 from ..base.state import canonicalize
 from ..base.tour_tests import _batch_seed, sequential_p_values, simes
 from ..estimates.traces import partition_traces
+from ..xr.draws import load_partition
 
 __all__ = ["chain_agreement", "BATCH_TAU", "MIN_BATCHES", "MAX_BATCHES", "MAX_PAIR_ITEMS"]
 

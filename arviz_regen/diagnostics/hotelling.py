@@ -29,11 +29,11 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from ..xr.draws import load_partition
 from ..base.hotelling_t2 import DEFAULT_TOL, t2_core
-from ..xr.regeneration import MIN_TOURS, eval_positions, find_tours
 from ..base.tour_t2 import tour_t2_test
 from ..base.tour_tests import all_chains_test
+from ..xr.draws import load_partition
+from ..xr.regeneration import MIN_TOURS, eval_positions, find_tours
 
 __all__ = ["hotelling_rs", "MIN_TOURS_VISITING"]
 
@@ -452,7 +452,7 @@ def _warn(problems, pdraws, ks_req, method, min_tours):
         )
     if problems.rare:
         parts = []
-        for c, ranks, n_vis, states in problems.rare[:4]:
+        for c, ranks, n_vis, _ in problems.rare[:4]:
             desc = ", ".join(f"rank {r} ({m} tours)" for r, m in zip(ranks.tolist(), n_vis.tolist()))
             parts.append(f"chain {pdraws.chain[c]}: {desc}")
         first = problems.rare[0][3][0]

@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..estimates.traces import partition_traces
 from ..xr.draws import load_partition, to_inference_data
+from ..xr.regeneration import SampledHyperparametersWarning
 from .agreement import chain_agreement
 from .hotelling import hotelling_rs
-from ..xr.regeneration import SampledHyperparametersWarning
-from ..estimates.traces import partition_traces
 from .verdict import decide, recurrence
 
 __all__ = ["regen_summary"]

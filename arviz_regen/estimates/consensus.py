@@ -26,6 +26,7 @@ import numpy as np
 
 from ..base.lazy_jit import lazy_njit
 from ..base.pair_counts import group
+from ..base.seeds import random_seed_argument
 from ..base.state import all_partitions, canonicalize
 
 #: largest number of items for which ``method="auto"`` uses the linkage-started local search
@@ -190,7 +191,7 @@ def _linkage_candidates(rho):
     return canonicalize(np.array(cuts))
 
 
-def consensus_partition(coclustering, *, candidates=None, method="auto", max_exhaustive=9, seed=0):
+def consensus_partition(coclustering, *, candidates=None, method="auto", max_exhaustive=9, random_seed=None, seed=None):
     """Partition minimizing the posterior expected Binder loss (equal costs).
 
     Parameters
@@ -206,14 +207,17 @@ def consensus_partition(coclustering, *, candidates=None, method="auto", max_exh
         as extra starts).
     max_exhaustive : int
         Largest n_items enumerated exhaustively (B(9) = 21,147 partitions).
+    random_seed : int or numpy.random.Generator, optional
+        Seed of the SALSO search (default 0, fixed: the same ρ gives the same result).
     seed : int, optional
-        Random seed of the SALSO search (fixed by default: the same ρ gives the same result).
+        Deprecated name of ``random_seed`` (a ``DeprecationWarning``; removed in the next release).
 
     Returns
     -------
     Consensus
         ``labels`` (canonical), ``expected_loss`` and the ``method`` used.
     """
+    seed = random_seed_argument(random_seed, seed, default=0)
     rho = _check_coclustering(coclustering)
     n = rho.shape[0]
     if method not in ("auto", "exhaustive", "search", "salso", "candidates"):

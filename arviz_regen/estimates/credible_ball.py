@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..xr.draws import load_partition
 from ..base.partition_loss import parse_loss
-from .point_estimate import draw_losses, point_estimate, state_weights
 from ..base.state import check_labels
+from ..xr.draws import load_partition
+from .point_estimate import draw_losses, point_estimate, state_weights
 
 __all__ = ["credible_ball", "ball_radius", "BOUNDS"]
 

@@ -15,11 +15,12 @@ import time
 import numpy as np
 import xarray as xr
 
-from ..xr.draws import load_partition
 from ..base.partition_loss import _losses, mean_loss, parse_loss
-from ..xr.regeneration import estimate, find_tours
 from ..base.salso import INITS, SEARCH_DEFAULTS, salso_search
+from ..base.seeds import random_seed_argument
 from ..base.state import all_partitions, bell_number
+from ..xr.draws import load_partition
+from ..xr.regeneration import estimate, find_tours
 
 __all__ = ["point_estimate", "MAX_EXHAUSTIVE", "PSM_ROUTE_MAX_ITEMS"]
 
@@ -92,10 +93,11 @@ def point_estimate(
     prob_draw=SEARCH_DEFAULTS["prob_draw"],
     starts=None,
     route="auto",
-    seed=None,
+    random_seed=None,
     logp_var="partition_logp",
     logp=None,
     coords=None,
+    seed=None,
 ):
     """Posterior point estimate of the partition minimising the expected Binder or VI loss.
 
@@ -138,9 +140,12 @@ def point_estimate(
         cluster), see :mod:`arviz_regen.base.salso`); "psm": the co-clustering frequencies (Binder
         only; n² memory, faster when the draws outnumber the items). "auto": "psm" for Binder up
         to :data:`PSM_ROUTE_MAX_ITEMS` items.
-    seed : int or numpy.random.Generator, optional
+    random_seed : int or numpy.random.Generator, optional
+        Seed of the SALSO search's random orders and starts (None: fresh entropy).
     logp_var, logp, coords
         As for :func:`arviz_regen.coclustering` (``coords`` selects chains and draws).
+    seed : int or numpy.random.Generator, optional
+        Deprecated name of ``random_seed`` (a ``DeprecationWarning``; removed in the next release).
 
     Returns
     -------
@@ -158,6 +163,7 @@ def point_estimate(
     >>> est = arviz_regen.point_estimate(idata, loss="VI")  # doctest: +SKIP
     >>> est.labels.values, float(est.expected_loss)  # doctest: +SKIP
     """
+    seed = random_seed_argument(random_seed, seed)
     spec = parse_loss(loss)
     if method not in _METHODS:
         raise ValueError(f"`method` must be one of {_METHODS}, got {method!r}.")

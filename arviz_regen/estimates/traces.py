@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..xr.draws import load_partition
 from ..base.partition_loss import _losses, parse_loss
 from ..base.state import canonicalize
+from ..xr.draws import load_partition
 
 __all__ = ["reference_partitions", "partition_traces", "k_medoids", "REFERENCE_SAMPLE", "N_REFERENCES"]
 

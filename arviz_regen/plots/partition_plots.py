@@ -497,8 +497,8 @@ def _estimate_and_rho(data, var_names, estimate, loss, coclustering, kwargs):
     else:
         if data is None:
             raise ValueError("`data` is needed for the co-clustering matrix (or pass `coclustering=`).")
-        from ..xr.draws import load_partition
         from ..base.pair_kernels import chain_frequencies
+        from ..xr.draws import load_partition
 
         pdraws = load_partition(data, var_names)
         rho = chain_frequencies(pdraws.index, pdraws.labels)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import xarray as xr
 
-from .containers import arviz_major, get_group, is_datatree, is_inference_data
 from ..base.state import check_labels, is_canonical, keys_to_labels, state_keys
+from .containers import arviz_major, get_group, is_datatree, is_inference_data
 
 __all__ = ["PartitionDraws", "RegenData", "load_partition", "select_items", "to_regen_data", "LOGP_RTOL"]
 

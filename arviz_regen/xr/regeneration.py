@@ -38,9 +38,9 @@ from typing import NamedTuple
 import numpy as np
 import xarray as xr
 
-from .draws import regeneration_state
 from ..base.batch_means import LUGSAIL_R, batch_sums
 from ..base.tours import completed_tours, regeneration_times, rs_from_sums, tour_sums, tour_visit_counts
+from .draws import regeneration_state
 
 __all__ = [
     "MIN_TOURS",

@@ -147,7 +147,7 @@ def run(data_path=None, out="output", draws=constants.DRAWS, chains=constants.CH
     present = check_output_folder(out, overwrite)
     # before any heavy import: a bad file fails at once
     data = load_arabidopsis(data_path) if data_path is not None else None
-    from .._pytensor_sources import generated_source_dir
+    from ..compat.pytensor import generated_source_dir
 
     with _quiet_pymc(), generated_source_dir():  # PyMC's compilations too: none in the system temp dir
         return _run(data, data_path, Path(out).expanduser(), draws, chains, cores, k, random_seed,

@@ -2,13 +2,12 @@
 
 Each is a thin PyMC adapter (:mod:`.base`) around the PyMC-free sampling engine
 (:mod:`pymc_partition.engine`). Importing this module installs the PyMC hooks of
-:mod:`.pymc_hooks`: :class:`GibbsPartition` joins ``pymc.step_methods.STEP_METHODS``, so
+:mod:`pymc_partition.compat.pymc`: :class:`GibbsPartition` joins ``pymc.step_methods.STEP_METHODS``, so
 ``pm.sample()`` without ``step=`` picks it for a :class:`~pymc_partition.Partition` variable;
 generic steps refuse Partitions; PyMC's default convergence checks skip them.
 """
 
 from ..engine import compile_log_marginal
-from . import pymc_hooks
 from .base import PartitionStep, PartitionStepState
 from .gibbs import GibbsPartition
 from .hyper import PartitionHyperparameters, PartitionHyperparametersState
@@ -27,4 +26,6 @@ __all__ = [
     "PROPOSAL_MERGE",
 ]
 
-pymc_hooks.install()
+from ..compat import pymc as _pymc_compat  # noqa: E402  (after the steps it registers)
+
+_pymc_compat.install()

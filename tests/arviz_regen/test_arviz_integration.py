@@ -13,9 +13,9 @@ import xarray as xr  # noqa: E402
 from dask.callbacks import Callback  # noqa: E402
 
 import arviz_regen  # noqa: E402
-from arviz_regen.xr.containers import from_datasets, get_group  # noqa: E402
 from arviz_regen.cli import main, open_inference_data, save_inference_data  # noqa: E402
 from arviz_regen.testing import make_idata, metropolis_chain, random_partitions, zipf_probs  # noqa: E402
+from arviz_regen.xr.containers import from_datasets, get_group  # noqa: E402
 
 N_CHAIN, N_DRAW, N_ITEMS = 3, 3000, 9
 

@@ -12,8 +12,6 @@ import pytest
 from scipy import stats
 
 import arviz_regen
-from arviz_regen.estimates.consensus import _all_partitions
-from arviz_regen.testing import make_idata
 from arviz_regen.base.tours import (
     cumulative_rs_mean_se,
     prefix_sums,
@@ -23,6 +21,8 @@ from arviz_regen.base.tours import (
     rs_mean_se,
     tour_sums,
 )
+from arviz_regen.estimates.consensus import _all_partitions
+from arviz_regen.testing import make_idata
 
 # five distinct partitions of 4 items (canonical labels) and their log unnormalized posterior
 STATES = np.array([[0, 0, 0, 0], [0, 0, 1, 1], [0, 1, 0, 1], [0, 1, 1, 0], [0, 1, 2, 3]])
@@ -196,7 +196,7 @@ def test_coclustering_equals_literal(idata):
                 if i == j:
                     assert ds.rho.values[c, i, j] == 1 and ds.se.values[c, i, j] == 0
                     continue
-                mean, se, _ = literal_rs(seq, lambda v: float(STATES[v, i] == STATES[v, j]), 0)
+                mean, se, _ = literal_rs(seq, lambda v, i=i, j=j: float(STATES[v, i] == STATES[v, j]), 0)
                 np.testing.assert_allclose(ds.rho.values[c, i, j], mean, rtol=1e-12)
                 np.testing.assert_allclose(ds.se.values[c, i, j], se, rtol=1e-9)
                 np.testing.assert_allclose(ds.cv.values[c, i, j], se / max(mean, 1 - mean), rtol=1e-9)

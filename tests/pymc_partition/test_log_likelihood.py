@@ -7,13 +7,12 @@ import numpy as np
 import pymc as pm
 import pytest
 from scipy.special import logsumexp
+from test_priors import all_partitions
 
 import pymc_partition as pmp
+from arviz_regen.xr.containers import arviz_major, from_dict, get_group, group_names
 from pymc_partition.log_likelihood import item_log_predictive
 from pymc_partition.model_spec import partition_spec
-
-from arviz_regen.xr.containers import arviz_major, from_dict, get_group, group_names
-from test_priors import all_partitions
 
 
 def _loo_pointwise(idata):

@@ -6,13 +6,12 @@ import numpy as np
 import pymc as pm
 import pytest
 from scipy import stats as sps
+from test_priors import ALPHA, PRIORS, all_partitions
 
 import pymc_partition as pmp
 from pymc_partition.prior_draws import gibbs_type_coefficients
 from pymc_partition.priors import PartitionPrior, log_stirling_weighted
 from pymc_partition.state import is_canonical, state_keys
-
-from test_priors import ALPHA, PRIORS, all_partitions
 
 
 @pytest.mark.parametrize(

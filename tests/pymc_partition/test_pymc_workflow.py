@@ -4,7 +4,6 @@ prior draws at scale."""
 from __future__ import annotations
 
 import logging
-import time
 import warnings
 
 import numpy as np
@@ -77,7 +76,7 @@ def test_default_convergence_checks_skip_the_labels(caplog):
 
 
 def test_convergence_checks_with_only_a_partition():
-    with pm.Model() as model:
+    with pm.Model():
         z = pmp.Partition("z", n_items=5, prior=pmp.DirichletProcess(1.0))
         pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0), observed=BERNOULLI_DATA)
         with warnings.catch_warnings():
@@ -86,7 +85,7 @@ def test_convergence_checks_with_only_a_partition():
 
 
 def test_two_partitions_get_one_step_each():
-    with pm.Model() as model:
+    with pm.Model():
         z = pmp.Partition("z", n_items=5, prior=pmp.DirichletProcess(1.0))
         pmp.MarginalLikelihood("y", partition=z, family=pmp.BetaBernoulli(1.0, 1.0), observed=BERNOULLI_DATA)
         z2 = pmp.Partition("z2", n_items=5, prior=pmp.UniformPartition())

@@ -7,6 +7,9 @@
     Slot bookkeeping: the active list and free stack of cluster slots, items moving in and out.
 :mod:`.gibbs`
     The collapsed Gibbs sweep and its visiting order.
+:mod:`.conditional`
+    Every item's full conditional at a fixed partition, without moving it: the per-draw terms of
+    the conditional (discrete Stein) check.
 :mod:`.split_merge`
     The restricted-Gibbs split-merge move: launch state, restricted scans, the move and its
     proposal probability.

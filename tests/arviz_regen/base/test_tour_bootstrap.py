@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gof import chi_square_gof
 from scipy import stats
 
 from arviz_regen.base.tour_bootstrap import _binomial, _seed, permuted_sums, tour_types
-from gof import chi_square_gof
 
 # A chi-square goodness-of-fit p-value below 1e-4 fails a case: a correct sampler does so with
 # probability 1e-4 per case (seeds are fixed, so a pass is reproducible, not luck re-drawn).

@@ -16,11 +16,11 @@ import pytest
 
 import arviz_regen
 from arviz_regen.base.anova import anova_f
-from arviz_regen.diagnostics.agreement import chain_agreement
 from arviz_regen.base.autocorrelation import integrated_time
+from arviz_regen.diagnostics.agreement import chain_agreement
+from arviz_regen.estimates.traces import k_medoids, partition_traces
 from arviz_regen.testing import BlockModel, block_chain
 from arviz_regen.xr.containers import get_group
-from arviz_regen.estimates.traces import k_medoids, partition_traces
 
 ALPHA = 0.05
 N_DRAW = 600

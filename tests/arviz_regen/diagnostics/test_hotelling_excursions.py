@@ -16,10 +16,10 @@ import pytest
 
 import arviz_regen
 from arviz_regen.base.hotelling_t2 import t2_core
-from arviz_regen.diagnostics.hotelling import MIN_TOURS_VISITING
-from arviz_regen.xr.regeneration import find_tours
-from arviz_regen.testing import excursion_chain, iid_chain, make_idata, random_partitions, spread_order
 from arviz_regen.base.tour_t2 import quadratic_form, tour_t2_test
+from arviz_regen.diagnostics.hotelling import MIN_TOURS_VISITING
+from arviz_regen.testing import excursion_chain, iid_chain, make_idata, random_partitions, spread_order
+from arviz_regen.xr.regeneration import find_tours
 
 KS = np.array([2, 3, 5, 10])
 N_STATES = 30

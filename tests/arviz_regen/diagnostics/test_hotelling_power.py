@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 import arviz_regen
-from arviz_regen.xr.regeneration import find_tours
 from arviz_regen.base.state import canonicalize
-from arviz_regen.testing import iid_chain, make_idata, metropolis_chain, random_partitions
 from arviz_regen.base.tour_t2 import tour_t2_test
+from arviz_regen.testing import iid_chain, make_idata, metropolis_chain, random_partitions
+from arviz_regen.xr.regeneration import find_tours
 
 KS = np.array([2, 3, 5, 10])
 N_STATES = 30
@@ -213,7 +213,7 @@ def test_sequential_p_values_are_monte_carlo_p_values():
     assert p[0] == 1.0 and p[1] == 1 / 1000 and np.isnan(p[2]) and used == 999
     # under the null the stopped p-values are uniform (level kept) and stop early
     ps, used = [], []
-    for r in range(400):
+    for _ in range(400):
         o = rng.standard_normal(1)
         pr, u = sequential_p_values(o, lambda i, size: rng.standard_normal((1, size)), 999)
         ps.append(pr[0])

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import arviz_regen
-from arviz_regen.xr.containers import get_group, group_names
 from arviz_regen.diagnostics.online import StopWhenConverged, checkpoint_grid, when_converged
 from arviz_regen.testing import iid_chain, make_idata, metropolis_chain, random_partitions
+from arviz_regen.xr.containers import get_group, group_names
 
 PROBS = 1.0 / np.arange(1, 31)
 PROBS /= PROBS.sum()

@@ -134,7 +134,7 @@ def test_salso_finds_the_exhaustive_optimum(seed):
         exact = mean_loss(parts, draws, weights, spec)
         routes = ["draws", "psm"] if spec.name == "binder" else ["draws"]
         for route in routes:
-            est = arviz_regen.point_estimate(z, loss=loss, route=route, seed=seed)
+            est = arviz_regen.point_estimate(z, loss=loss, route=route, random_seed=seed)
             assert float(est.expected_loss) == pytest.approx(exact.min(), rel=1e-9, abs=1e-12), (loss, route)
             # the reported loss is the loss of the reported labels
             assert mean_loss(est.labels.values[None], draws, weights, spec)[0] == pytest.approx(exact.min())
@@ -145,7 +145,7 @@ def test_salso_finds_the_exhaustive_optimum(seed):
     spec = parse_loss(("VI", 0.5))  # a < 1 favours many clusters: the cap binds
     capped = parts[parts.max(axis=1) < 2]
     best = mean_loss(capped, draws, weights, spec).min()
-    est = arviz_regen.point_estimate(z, loss=("VI", 0.5), max_clusters=2, seed=seed)
+    est = arviz_regen.point_estimate(z, loss=("VI", 0.5), max_clusters=2, random_seed=seed)
     assert int(est.n_clusters) <= 2
     assert float(est.expected_loss) == pytest.approx(best, rel=1e-9)
 
@@ -177,7 +177,7 @@ def test_recovers_a_clear_partition_at_scale():
     z[move] = rng.integers(0, 5, size=int(move.sum()))
     z = canonicalize(z)
     for loss in ["VI", "binder"]:
-        est = arviz_regen.point_estimate(z, loss=loss, seed=0, n_runs=4)
+        est = arviz_regen.point_estimate(z, loss=loss, random_seed=0, n_runs=4)
         np.testing.assert_array_equal(est.labels.values, canonicalize(truth))
         assert est.attrs["route"] == ("psm" if loss == "binder" else "draws")
 
@@ -196,7 +196,7 @@ def posterior():
 
 def test_dataset_contents_and_expected_loss_is_the_draw_average(posterior):
     z = posterior
-    est = arviz_regen.point_estimate(z, loss="VI", seed=1)
+    est = arviz_regen.point_estimate(z, loss="VI", random_seed=1)
     lab = est.labels.values
     literal = np.array([[literal_vi(list(d), list(lab)) for d in chain] for chain in z])
     np.testing.assert_allclose(est.draw_loss.values, literal, atol=1e-12)
@@ -210,19 +210,19 @@ def test_dataset_contents_and_expected_loss_is_the_draw_average(posterior):
 
 def test_inputs_pooling_accessor_and_coords(posterior):
     z = posterior
-    ref = arviz_regen.point_estimate(z, loss="binder", seed=2)
+    ref = arviz_regen.point_estimate(z, loss="binder", random_seed=2)
     da = xr.DataArray(z, dims=("chain", "draw", "obs"), coords={"obs": list("abcdefg")}, name="z")
     ds = da.to_dataset()
     tree = xr.DataTree.from_dict({"posterior": ds})
     for obj in (da, ds, tree, {"z": z}):
-        out = arviz_regen.point_estimate(obj, loss="binder", seed=2)
+        out = arviz_regen.point_estimate(obj, loss="binder", random_seed=2)
         np.testing.assert_array_equal(out.labels.values, ref.labels.values)
-    via = ds.regen.point_estimate(loss="binder", seed=2)
+    via = ds.regen.point_estimate(loss="binder", random_seed=2)
     assert via.labels.dims == ("obs",) and list(via.obs.values) == list("abcdefg")
     # chains are pooled: one long chain gives the same estimate and loss
-    one = arviz_regen.point_estimate(z.reshape(1, -1, 7), loss="binder", seed=2)
+    one = arviz_regen.point_estimate(z.reshape(1, -1, 7), loss="binder", random_seed=2)
     assert float(one.expected_loss) == pytest.approx(float(ref.expected_loss))
-    sub = arviz_regen.point_estimate(ds, loss="binder", coords={"chain": [0]}, seed=2)
+    sub = arviz_regen.point_estimate(ds, loss="binder", coords={"chain": [0]}, random_seed=2)
     assert sub.attrs["n_draws"] == 200
 
 
@@ -252,7 +252,7 @@ def test_credible_ball_equals_literal_definition(posterior):
     z = posterior
     draws = z.reshape(-1, 7)
     for loss, level in [("VI", 0.95), ("binder", 0.8), (("VI", 0.7), 0.5)]:
-        est = arviz_regen.point_estimate(z, loss=loss, seed=0)
+        est = arviz_regen.point_estimate(z, loss=loss, random_seed=0)
         ball = arviz_regen.credible_ball(z, est, loss=loss, level=level)
         c = est.labels.values
         d = np.array([partition_loss(x, c, loss) for x in draws])
@@ -279,8 +279,8 @@ def test_credible_ball_equals_literal_definition(posterior):
 
 def test_credible_ball_defaults_and_errors(posterior):
     z = posterior
-    ball = arviz_regen.credible_ball(z, seed=4)  # estimate computed: VI, same seed -> same centre
-    est = arviz_regen.point_estimate(z, seed=4)
+    ball = arviz_regen.credible_ball(z, random_seed=4)  # estimate computed: VI, same seed -> same centre
+    est = arviz_regen.point_estimate(z, random_seed=4)
     np.testing.assert_array_equal(ball.estimate.values, est.labels.values)
     assert ball.attrs["estimate_from"] == "point_estimate" and list(ball.bound.values)[1] == "horizontal"
     with pytest.raises(ValueError, match="minimises the VI loss"):
@@ -288,7 +288,7 @@ def test_credible_ball_defaults_and_errors(posterior):
     with pytest.raises(ValueError, match="`level`"):
         arviz_regen.credible_ball(z, est, level=1.0)
     with pytest.raises(TypeError, match="configures the search"):
-        arviz_regen.credible_ball(z, est, seed=3)
+        arviz_regen.credible_ball(z, est, random_seed=3)
     with pytest.raises(ValueError, match="7 items"):
         arviz_regen.credible_ball(z, [0, 1, 2])
     # a label vector that is not canonical is read as a partition
@@ -309,7 +309,7 @@ def test_plot_point_estimate_never_empty(posterior):
     import matplotlib.pyplot as plt
 
     z = posterior
-    est = arviz_regen.point_estimate(z, seed=0)
+    est = arviz_regen.point_estimate(z, random_seed=0)
     ax = arviz_regen.plot_point_estimate(z, estimate=est)
     img = ax.images[0].get_array()
     assert img.shape == (7, 7) and np.all(np.isfinite(img)) and img.max() == 1.0
@@ -327,7 +327,7 @@ def test_plot_point_estimate_never_empty(posterior):
     zz = np.broadcast_to(truth, (1, 40, 80)).copy()
     zz[0, ::2, :5] = 3
     zz = canonicalize(zz)
-    ax = xr.DataArray(zz, dims=("chain", "draw", "item")).regen.plot_point_estimate(loss="binder", seed=0)
+    ax = xr.DataArray(zz, dims=("chain", "draw", "item")).regen.plot_point_estimate(loss="binder", random_seed=0)
     assert ax.images[0].get_array().shape == (80, 80) and "cluster" in ax.get_xlabel()
     assert 1 <= len(ax.get_xticklabels()) <= 4
     ax = arviz_regen.plot_point_estimate(estimate=truth, coclustering=np.eye(80))

@@ -12,15 +12,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-import arviz as az
 import numpy as np
 import pytest
 import xarray as xr
 
 import arviz_regen
-from arviz_regen.xr.containers import from_datasets, get_group, to_datatree
 from arviz_regen.base.lazy_jit import LazyDispatcher, lazy_import, lazy_njit
 from arviz_regen.testing import make_idata, metropolis_chain, random_partitions, zipf_probs
+from arviz_regen.xr.containers import from_datasets, get_group, to_datatree
 
 N_CHAIN, N_DRAW, N_ITEMS, N_STATES = 3, 2000, 7, 25
 K = [2, 3, 5]
@@ -147,9 +146,8 @@ def test_sources_never_import_the_upper_layer():
 
 
 def test_pymc_partition_state_is_the_same_implementation():
-    from pymc_partition import state as pstate
-
     from arviz_regen.base import state as rstate
+    from pymc_partition import state as pstate
 
     for name in rstate.__all__:
         assert getattr(pstate, name) is getattr(rstate, name)

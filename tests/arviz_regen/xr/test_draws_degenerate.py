@@ -3,11 +3,10 @@
 import numpy as np
 import pytest
 
-
 import arviz_regen
+from arviz_regen.testing import iid_chain, make_idata
 from arviz_regen.xr.containers import from_dict
 from arviz_regen.xr.regeneration import NonRecurrenceWarning
-from arviz_regen.testing import iid_chain, make_idata
 
 STATES = np.array([[0, 0, 0, 0], [0, 0, 1, 1], [0, 1, 0, 1], [0, 1, 1, 0], [0, 1, 2, 3], [0, 0, 0, 1]])
 PROBS = np.array([0.3, 0.22, 0.18, 0.14, 0.1, 0.06])

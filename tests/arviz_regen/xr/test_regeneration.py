@@ -16,10 +16,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import arviz_regen  # noqa: E402
-from arviz_regen.xr.draws import load_partition  # noqa: E402
-from arviz_regen.plots.partition_plots import similarity_order  # noqa: E402
 from arviz_regen.base.batch_means import batch_means, batch_sums  # noqa: E402
 from arviz_regen.base.pair_kernels import pair_rs_kernel  # noqa: E402
+from arviz_regen.base.state import canonicalize  # noqa: E402
+from arviz_regen.base.tours import regeneration_times, rs_mean_se, tour_sums  # noqa: E402
+from arviz_regen.plots.partition_plots import similarity_order  # noqa: E402
+from arviz_regen.testing import iid_chain, make_idata, metropolis_chain, random_partitions  # noqa: E402
+from arviz_regen.xr.draws import load_partition  # noqa: E402
 from arviz_regen.xr.regeneration import (  # noqa: E402
     MIN_TOURS,
     NonRecurrenceWarning,
@@ -28,9 +31,6 @@ from arviz_regen.xr.regeneration import (  # noqa: E402
     find_tours,
     state_rs_kernel,
 )
-from arviz_regen.base.state import canonicalize  # noqa: E402
-from arviz_regen.testing import iid_chain, make_idata, metropolis_chain, random_partitions  # noqa: E402
-from arviz_regen.base.tours import regeneration_times, rs_mean_se, tour_sums  # noqa: E402
 
 N_ITEMS, N_CHAIN, N_DRAW = 40, 2, 40_000
 

@@ -18,11 +18,11 @@ import pytest
 import xarray as xr
 
 import arviz_regen
+from arviz_regen.cli import EXIT_ERROR, main
+from arviz_regen.testing import iid_chain, random_partitions, zipf_probs
 from arviz_regen.xr.containers import from_dict, get_group
 from arviz_regen.xr.draws import load_partition
-from arviz_regen.cli import EXIT_ERROR, main
 from arviz_regen.xr.regeneration import SampledHyperparametersWarning
-from arviz_regen.testing import iid_chain, random_partitions, zipf_probs
 
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 
@@ -92,8 +92,8 @@ def test_coclustering_and_estimates_equal_those_without_a_log_posterior(draws):
 
 def test_point_estimates_credible_balls_and_consensus_take_the_draws(draws):
     hier, plain, _ = draws
-    est = arviz_regen.point_estimate(hier, "z", seed=0)
-    np.testing.assert_array_equal(est["labels"].values, arviz_regen.point_estimate(plain, "z", seed=0)["labels"].values)
+    est = arviz_regen.point_estimate(hier, "z", random_seed=0)
+    np.testing.assert_array_equal(est["labels"].values, arviz_regen.point_estimate(plain, "z", random_seed=0)["labels"].values)
     ball = arviz_regen.credible_ball(hier, est["labels"].values, "z")
     ref = arviz_regen.credible_ball(plain, est["labels"].values, "z")
     xr.testing.assert_equal(ball, ref)
@@ -112,7 +112,7 @@ def test_traces_carry_the_log_posterior_of_each_draw(draws):
 
 def test_plots_take_the_draws(draws):
     hier, _, _ = draws
-    ax = arviz_regen.plot_point_estimate(hier, "z", seed=0, n_runs=2)
+    ax = arviz_regen.plot_point_estimate(hier, "z", random_seed=0, n_runs=2)
     assert ax.images and ax.images[0].get_array().shape == (7, 7)
     with pytest.warns(SampledHyperparametersWarning):
         ax = arviz_regen.plot_coclustering(hier, "z")
@@ -171,7 +171,7 @@ def test_pymc_draws_with_a_random_concentration():
                           compute_convergence_checks=False)  # fmt: skip
     pd = load_partition(idata, "z")
     assert pd.logp_spread is not None  # 52 partitions, 600 draws: they repeat at other alphas
-    est = arviz_regen.point_estimate(idata, "z", seed=0)
+    est = arviz_regen.point_estimate(idata, "z", random_seed=0)
     arviz_regen.credible_ball(idata, est["labels"].values, var_names="z")
     with pytest.warns(SampledHyperparametersWarning):
         cc = arviz_regen.coclustering(idata, "z")

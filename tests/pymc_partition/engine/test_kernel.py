@@ -11,13 +11,13 @@ import zlib
 
 import numpy as np
 import pytest
+from test_samplers_exact import ALPHA, all_partitions, chi_square_gof, coclustering_z
 
 import pymc_partition as pmp
 from pymc_partition.engine import MoveMix, PartitionKernel
 from pymc_partition.exact import ExactPosterior
 from pymc_partition.spec import HyperparameterNumbers, PartitionSpec
 from pymc_partition.state import state_keys
-from test_samplers_exact import ALPHA, all_partitions, chi_square_gof, coclustering_z
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 

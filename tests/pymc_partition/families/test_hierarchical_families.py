@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pymc as pm
-import pytensor
 import pytensor.tensor as pt
 import pytest
+from test_priors import all_partitions
 
 import pymc_partition as pmp
 from pymc_partition.model_spec import RandomHyperparameterError, partition_spec
-
-from test_priors import all_partitions
 
 RNG = np.random.default_rng(0)
 N = 5

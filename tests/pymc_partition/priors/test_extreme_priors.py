@@ -15,9 +15,9 @@ import pytest
 from scipy.special import logsumexp
 
 import pymc_partition as pmp
+from arviz_regen.base.state import all_partitions
 from pymc_partition.engine import MoveMix, PartitionKernel
 from pymc_partition.model_spec import partition_spec
-from arviz_regen.base.state import all_partitions
 
 EXT = [1e-300, 1e-100, 1e-8, 1.0, 1e8, 1e100, 1e300]
 N = 7

@@ -14,12 +14,11 @@ import pytensor.tensor as pt
 import pytest
 from scipy import integrate
 from scipy import stats as sps
+from test_priors import ALPHA, all_partitions
 
 import pymc_partition as pmp
 from pymc_partition.model_spec import RandomHyperparameterError
 from pymc_partition.state import bell_number, state_keys
-
-from test_priors import ALPHA, all_partitions
 
 # (name, factory(parameter) -> prior, parameter values to test, parameter in its domain?)
 RANDOM_PRIORS = {

@@ -19,11 +19,10 @@ import pytensor.tensor as pt
 import pytest
 import xarray as xr
 from scipy.special import logsumexp
+from test_priors import all_partitions
 
 import pymc_partition as pmp
 from pymc_partition.likelihood import MarginalLikelihoodRV
-
-from test_priors import all_partitions
 
 N = 5
 RNG = np.random.default_rng(7)

@@ -26,10 +26,9 @@ import pytest
 import xarray as xr
 from scipy import stats
 from scipy.special import gammaln, logsumexp
+from test_priors import all_partitions
 
 import pymc_partition as pmp
-
-from test_priors import all_partitions
 
 N = 5
 RNG = np.random.default_rng(7)

@@ -5,9 +5,9 @@ import pymc as pm
 import pytest
 
 import arviz_regen
+import pymc_partition as pmp
 from arviz_regen.diagnostics.online import active_monitor
 from arviz_regen.xr.containers import get_group, group_names
-import pymc_partition as pmp
 
 
 def _model(seed=0, n=6):

@@ -22,16 +22,15 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 import pytest
+from gof import chi_square_gof
 from scipy import stats as sps
 
 import pymc_partition as pmp
+from pymc_partition.engine import kernels
 from pymc_partition.families.base import ConjugateFamily
 from pymc_partition.model_spec import partition_spec
 from pymc_partition.state import state_keys
 from pymc_partition.step_methods import GibbsPartition, SplitMerge
-from pymc_partition.engine import kernels
-
-from gof import chi_square_gof
 
 ALPHA = 0.001
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import cloudpickle
 import numpy as np
 import pymc as pm

@@ -1,4 +1,6 @@
-"""Where PyTensor writes the Python source it generates while compiling (not the system temp dir).
+"""PyTensor: where it writes the source it generates, and a hook run when it compiles for numba.
+
+Generated source (:func:`generated_source_dir`), not in the system temporary directory.
 
 PyTensor writes the source of every function it generates for its numba backend (and, on
 PyTensor 2, for several C-backend helpers) to a file, and keeps the file after compiling: its name
@@ -27,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["generated_source_dir", "source_folder"]
+__all__ = ["generated_source_dir", "source_folder", "needs_tempfile_redirect", "on_numba_compile"]
 
 #: Files of older PyTensor in the folder older than this were left by an ended process
 _STALE_SECONDS = 7 * 24 * 3600
@@ -131,3 +133,35 @@ def generated_source_dir():
                 for name, real in _saved.items():
                     importlib.import_module(name).NamedTemporaryFile = real
                 _saved.clear()
+
+
+def needs_tempfile_redirect():
+    """Whether the installed PyTensor lacks ``config.generated_src_dir`` (PyTensor < 3.3), so that
+    :func:`generated_source_dir` redirects ``NamedTemporaryFile`` in :data:`_WRITERS`."""
+    return not _has_setting()
+
+
+def on_numba_compile(name, callback):
+    """Call ``callback()`` whenever PyTensor rewrites a graph for its numba linker (idempotent).
+
+    Why a hook: registering numba implementations of Ops (``numba_core_rv_funcify``) needs
+    PyTensor's numba dispatch, whose import takes seconds; a graph compiled for numba runs the
+    ``"numba"`` rewrite set first, so a rewrite there registers them just in time, and changes
+    nothing in the graph. PyTensor 2.38 and 3.x have ``optdb`` and that tag
+    (``tests/pymc_partition/compat/test_pytensor.py`` fails when that changes).
+    """
+    from pytensor.compile import optdb
+    from pytensor.graph import node_rewriter
+    from pytensor.graph.rewriting.basic import dfs_rewriter
+    from pytensor.tensor.random.op import RandomVariable
+
+    if name in optdb:
+        return
+
+    @node_rewriter([RandomVariable])
+    def run_callback(fgraph, node):
+        callback()
+        return None
+
+    run_callback.__name__ = name
+    optdb.register(name, dfs_rewriter(run_callback), "numba", position=99)  # any position before the linker

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 _COMPILE = """
 import numpy as np, pytensor, pytensor.tensor as pt
@@ -14,7 +14,7 @@ import pymc_partition as pmp
 from pymc_partition.engine import MoveMix, PartitionKernel
 from pymc_partition.spec import PartitionSpec
 from pymc_partition._pytensor_modes import compile_function
-from pymc_partition._pytensor_sources import source_folder
+from pymc_partition.compat.pytensor import source_folder
 
 y = np.random.default_rng(0).normal(size=6)
 family = pmp.NormalInverseGamma(0.0, 1.0, 2.0, 1.0)
@@ -49,7 +49,7 @@ def test_compilations_leave_nothing_in_the_system_temp_dir(tmp_path):
 _REMOVED = """
 import shutil, numpy as np, pytensor.tensor as pt
 from pymc_partition._pytensor_modes import compile_function
-from pymc_partition._pytensor_sources import source_folder
+from pymc_partition.compat.pytensor import source_folder
 
 shutil.rmtree(source_folder())  # what PyTensor 2's module cache does to an empty folder
 x = pt.dvector("x")
@@ -66,3 +66,34 @@ def test_a_removed_folder_is_made_again(tmp_path):
     code = _REMOVED.format(salt=float(abs(hash(str(tmp_path))) % 1000 + 1))
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+# --- the hooks against the installed PyTensor: fail when a release breaks them or makes one moot --
+
+
+def test_tempfile_redirect_only_where_pytensor_has_no_setting():
+    import importlib
+
+    import pytensor
+
+    from pymc_partition.compat.pytensor import _WRITERS, needs_tempfile_redirect
+
+    version = tuple(int(p) for p in pytensor.__version__.split(".")[:2])
+    assert needs_tempfile_redirect() == (version < (3, 3))  # config.generated_src_dir from 3.3
+    if needs_tempfile_redirect():  # the modules still write through their NamedTemporaryFile
+        for name in _WRITERS:
+            assert hasattr(importlib.import_module(name), "NamedTemporaryFile"), name
+
+
+def test_numba_compile_hook_is_a_numba_rewrite_and_the_dispatch_it_feeds_exists():
+    from pytensor.compile import optdb
+    from pytensor.link.numba.dispatch.random import numba_core_rv_funcify
+
+    import pymc_partition.numba_random  # noqa: F401  (registers the hook)
+
+    assert "register_numba_draws_rewrite" in optdb
+    assert "numba" in optdb.__db__ and any(
+        getattr(r, "name", None) == "register_numba_draws_rewrite" or "register_numba_draws_rewrite" in str(r)
+        for r in optdb.__db__["numba"]
+    )
+    assert callable(numba_core_rv_funcify.register)

@@ -1,4 +1,4 @@
-"""What pymc_partition changes in PyMC, installed by one call (PyMC has no extension point for it).
+"""PyMC: what pymc_partition changes in it, installed by one call (PyMC has no extension point for it).
 
 :func:`install` (called when :mod:`pymc_partition.step_methods` is imported) makes three changes,
 each undone by :func:`uninstall`:
@@ -22,7 +22,10 @@ each undone by :func:`uninstall`:
 
 The wrappers keep PyMC's behaviour for every other variable. They rely on PyMC internals, checked
 for PyMC 5 and 6: on another major version, or when a wrapped function's signature differs,
-:func:`install` changes nothing and warns, naming the version.
+:func:`install` changes nothing and warns, naming the version. No upstream issue asks PyMC for
+these extension points yet (a registry of step methods, a refusal hook for step methods, variables
+excluded from the convergence checks); ``tests/pymc_partition/compat/test_pymc.py`` fails when a
+PyMC release breaks a wrapper or makes one unnecessary.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ def _partition_names(model, vars):
 def _checked_new(original):
     @functools.wraps(original)
     def __new__(cls, *args, **kwargs):
-        from .base import PartitionStep
+        from ..step_methods.base import PartitionStep
 
         if not issubclass(cls, PartitionStep | CompoundStep):
             vars = kwargs.get("vars", args[0] if args else None)
@@ -167,8 +170,8 @@ def install():
             stacklevel=2,
         )
         return False
-    from .gibbs import GibbsPartition
-    from .hyper import PartitionHyperparameters
+    from ..step_methods.gibbs import GibbsPartition
+    from ..step_methods.hyper import PartitionHyperparameters
 
     for owner, attr, wrap, _ in _hooks():
         entry = owner.__dict__[attr]

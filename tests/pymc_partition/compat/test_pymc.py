@@ -12,11 +12,12 @@ import pymc.sampling.mcmc as mcmc
 import pymc.step_methods as step_methods
 import pytest
 from pymc.step_methods.compound import BlockedStep
+from test_pymc_workflow import _model  # a partition, a continuous variable and their data
 
 import pymc_partition as pmp
+import pymc_partition.step_methods  # noqa: F401  (importing the steps installs the hooks)
 from arviz_regen.xr.containers import get_group, group_names
-from pymc_partition.step_methods import pymc_hooks
-from test_pymc_workflow import _model  # a partition, a continuous variable and their data
+from pymc_partition.compat import pymc as pymc_hooks
 
 
 def _pymc_state():
@@ -114,3 +115,10 @@ def test_sampling_raises_no_deprecation_or_migration_warning():
             steps = [pmp.SplitMerge([model["z"]]), pm.Metropolis([model["mu"]])]
             pm.sample(draws=50, tune=10, chains=1, cores=1, progressbar=False, random_seed=1, step=steps,
                       compute_convergence_checks=False)  # fmt: skip
+
+
+def test_installed_pymc_fits_the_wrappers():
+    """Fails when a PyMC release changes what the wrappers rely on (major version, signatures,
+    STEP_METHODS); ``test_uninstall_restores_pymc_and_install_is_idempotent`` shows PyMC itself
+    still lets a generic step take a partition (what makes the refusal necessary)."""
+    assert pymc_hooks._incompatibility() is None

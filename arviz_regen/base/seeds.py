@@ -1,0 +1,46 @@
+"""The ``random_seed`` argument of the public functions, and the names it replaces.
+
+Every public function that draws random numbers takes ``random_seed`` (an int or a
+``numpy.random.Generator``), as ``pm.sample`` does. The older names (``seed``) are accepted for
+one release with a ``DeprecationWarning``, and give the same draws.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+__all__ = ["random_seed_argument"]
+
+
+def random_seed_argument(random_seed, old, *, old_name="seed", default=None, stacklevel=3):
+    """The seed a public function uses: ``random_seed``, or ``old`` given under ``old_name``.
+
+    Parameters
+    ----------
+    random_seed : int, numpy.random.Generator or None
+        The argument under its current name (None: not given).
+    old : int, numpy.random.Generator or None
+        The argument under its deprecated name (None: not given).
+    old_name : str
+        The deprecated name, for the messages.
+    default : int or None
+        The seed when neither is given.
+    stacklevel : int
+        Of the warning: 3 points at the caller of the public function.
+
+    Returns
+    -------
+    int, numpy.random.Generator or None
+
+    Raises
+    ------
+    TypeError
+        When both names are given.
+    """
+    if old is None:
+        return default if random_seed is None else random_seed
+    if random_seed is not None:
+        raise TypeError(f"give random_seed only (`{old_name}` is its deprecated name), not both")
+    warnings.warn(f"`{old_name}` is deprecated and will be removed in the next release: use random_seed "
+                  "(same meaning, same draws)", DeprecationWarning, stacklevel=stacklevel)  # fmt: skip
+    return old

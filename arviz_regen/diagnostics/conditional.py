@@ -1,0 +1,132 @@
+"""The conditional (discrete Stein) check of partition draws: p-values of "these draws come from
+this posterior" at any number of items, from per-draw terms stored beside the posterior.
+
+The terms are computed from the model (``pymc_partition.compute_conditional_checks``, which
+adds them as the ``conditional_checks`` group, dims ``(chain, draw, check)``, one variable per
+partition). Each has mean zero under the posterior whatever sampler produced the draws (the maths
+is in ``docs/maths/conditional_check.md``); :func:`conditional_check` tests it per check and for
+all checks together (:mod:`arviz_regen.base.conditional`). This module knows nothing of PyMC.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from ..xr.containers import get_group, group_names, is_datatree, is_inference_data
+from ..base.conditional import conditional_test
+
+__all__ = ["ALL", "GROUP", "conditional_check"]
+
+#: the group holding the per-draw terms
+GROUP = "conditional_checks"
+#: the ``check`` coordinate of all checks together
+ALL = "all"
+_KINDS = ("p_value", "statistic", "mean", "mcse")
+
+
+def _terms_dataset(data):
+    if is_inference_data(data) or is_datatree(data):
+        if GROUP not in group_names(data):
+            raise ValueError(
+                f"These data have no {GROUP!r} group: compute the per-draw terms first, "
+                "pymc_partition.compute_conditional_checks(idata, model=model)."
+            )
+        return get_group(data, GROUP)
+    if isinstance(data, xr.DataArray):
+        return xr.Dataset({data.name or "x": data})
+    if isinstance(data, xr.Dataset):
+        return data
+    raise TypeError(
+        "`data` must be an InferenceData or DataTree with a conditional_checks group, or its "
+        f"Dataset or a DataArray (chain, draw, check); got {type(data).__name__}."
+    )
+
+
+def conditional_check(data, *, var_names=None, kind="p_value"):
+    """Conditional (discrete Stein) check of the partition draws against their posterior.
+
+    Parameters
+    ----------
+    data : InferenceData, DataTree, Dataset or DataArray
+        With a ``conditional_checks`` group (``pymc_partition.compute_conditional_checks``), or
+        that group's Dataset, or one DataArray of terms with dims ``(chain, draw, check)``.
+    var_names : list of str, optional
+        Partition variables to check (default: all in the group).
+    kind : {"p_value", "statistic", "mean", "mcse"}
+        What to return for each check: its p-value (small: the draws are not from the posterior
+        whose conditionals made the terms); its t statistic (Hotelling's T² for ``all``); the
+        mean of its terms (zero under the posterior) or that mean's Monte Carlo standard error.
+
+    Returns
+    -------
+    xarray.Dataset
+        One variable per variable of terms (a partition, or ``hyperparameters``), with its
+        terms' check dim (``check``, ``hyper_check``): each test function, then ``all`` (every
+        check together). Attributes ``df`` (batch-means degrees of freedom), ``rank`` (checks
+        that are not collinear) and ``n_draws`` per variable.
+
+    Raises
+    ------
+    ValueError
+        If the terms are missing, not finite, lack the ``chain`` or ``draw`` dim or have more
+        than one other,
+        or ``kind`` is unknown.
+
+    Notes
+    -----
+    The p-values use multivariate batch means over all chains with batches at least six
+    autocorrelation times long: with too few draws for two batches they are NaN.
+    """
+    if kind not in _KINDS:
+        raise ValueError(f"`kind` must be one of {_KINDS}, got {kind!r}.")
+    ds = _terms_dataset(data)
+    names = (
+        list(ds.data_vars)
+        if var_names is None
+        else [var_names]
+        if isinstance(var_names, str)
+        else list(var_names)
+    )
+    missing = [n for n in names if n not in ds.data_vars]
+    if missing or not names:
+        raise ValueError(
+            f"No conditional-check terms for {missing or 'any variable'}; the data hold {list(ds.data_vars)}."
+        )
+    out = {}
+    for name in names:
+        da = ds[name]
+        other = [d for d in da.dims if d not in ("chain", "draw")]
+        if "chain" not in da.dims or "draw" not in da.dims or len(other) != 1:
+            raise ValueError(
+                f"The terms of {name!r} must have dims (chain, draw, check), got {da.dims}."
+            )
+        dim = other[0]
+        da = da.transpose("chain", "draw", dim)
+        try:
+            res = conditional_test(np.asarray(da.values, dtype=float))
+        except ValueError as err:
+            raise ValueError(f"{name!r}: {err}") from None
+        per = {
+            "p_value": res.p_value,
+            "statistic": res.t,
+            "mean": res.mean,
+            "mcse": res.mcse,
+        }[kind]
+        whole = {
+            "p_value": res.p_value_all,
+            "statistic": res.t2,
+            "mean": np.nan,
+            "mcse": np.nan,
+        }[kind]
+        checks = [
+            str(c)
+            for c in (
+                da.coords[dim].values if dim in da.coords else range(da.sizes[dim])
+            )
+        ]
+        out[name] = xr.DataArray(
+            np.r_[per, whole], dims=(dim,), coords={dim: checks + [ALL]},
+            attrs={"df": int(res.df), "rank": int(res.rank), "n_draws": int(res.n_draws)},
+        )  # fmt: skip
+    return xr.Dataset(out, attrs={"kind": kind})

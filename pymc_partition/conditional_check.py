@@ -1,0 +1,363 @@
+"""Per-draw terms of the conditional (discrete Stein) check, computed from the model.
+
+For a collapsed partition posterior ``pi``, an item ``i`` and any function ``f`` of the
+partition, one Gibbs update of ``i`` leaves ``pi`` invariant, so
+
+    (A_i f)(c) = sum_k pi(c_i = k | c_-i) f(c^{i->k}) - f(c)
+
+has mean zero under ``pi`` (``c^{i->k}``: ``c`` with item ``i`` moved to candidate ``k``, an
+existing cluster of the other items or a new one), whatever sampler produced ``c``. Averaged over
+items, four test functions give four terms per draw (:data:`CHECK_NAMES`; the kernel is
+:mod:`pymc_partition.engine.kernels.conditional`):
+
+``n_clusters``   ``f = number of clusters``: ``p_new - [i alone]``
+``cluster_size`` ``f = sum_c n_c^2 / 2``: ``E_p[m_k] - m_{c_i}`` (``m``: sizes without ``i``)
+``partner``      ``f_i = [c_i = c_j]``, ``j`` a fixed random partner of ``i``: ``p_{c_j} - [c_i = c_j]``
+``log_post``     ``f = log pi(c)``: ``sum_k p_k log p_k - log p_{c_i}``
+
+Each costs ``O(#clusters)`` per item given the conditional, which costs what one Gibbs update of
+the item costs: the terms of one draw cost one Gibbs sweep (less with ``items``). With random
+hyperparameters ``theta`` the identity holds for ``pi(c | theta, y)`` and ``(c, theta)`` drawn
+from the joint posterior, so each draw's terms use its own ``theta``. ``arviz_regen.
+conditional_check`` turns the stored terms into p-values (``docs/maths/conditional_check.md``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .engine.kernels.conditional import CHECK_NAMES
+
+__all__ = ["CHECK_NAMES", "GROUP", "compute_conditional_checks"]
+
+#: the group the terms go to (read by ``arviz_regen.conditional_check``)
+GROUP = "conditional_checks"
+#: the variable of the hyperparameters' Langevin terms
+HYPER_VAR = "hyperparameters"
+#: label vectors per compiled call (bounds the canonical copy of the labels)
+_CHUNK = 256
+
+
+def _draw_reader(model, rv):
+    """A :class:`~pymc_partition.model_spec.HyperparameterReader` reading the posterior's values
+    of the random variables (not the transformed value variables a step reads)."""
+    from pytensor.graph.replace import graph_replace
+    from pytensor.graph.traversal import ancestors
+
+    from ._pytensor_modes import compile_function
+    from .distribution import PartitionRV
+    from .likelihood import MarginalLikelihoodRV
+    from .model_spec import HyperparameterReader, likelihood_terms
+
+    terms = likelihood_terms(model, rv)
+    if len(terms) != 1:
+        raise NotImplementedError(
+            f"The conditional check with random hyperparameters takes one MarginalLikelihood "
+            f"term; {rv.name!r} has {len(terms)}."
+        )
+    reader = HyperparameterReader.__new__(HyperparameterReader)
+    obs = terms[0]
+    reader.op = obs.owner.op
+    inputs = MarginalLikelihoodRV.params_of(obs)
+    params = list(inputs.hyperparameters)
+    item_lm = reader.op.family_at(params).log_marginal(inputs.item_stats)
+    graphs = list(PartitionRV.params_of(rv)) + [inputs.item_stats] + params + [item_lm]
+    free = [v for v in model.free_RVs if v is not rv and v in set(ancestors(graphs))]
+    stand_in = {v: v.type(name=v.name) for v in free}
+    graphs = graph_replace(graphs, stand_in, strict=False)
+    used = set(ancestors(graphs))
+    reader.inputs = [s for s in stand_in.values() if s in used]
+    reader.names = [s.name for s in reader.inputs]
+    reader._fn = compile_function(reader.inputs, graphs, on_unused_input="ignore")
+    reader._validate = reader.op.family._derived_from_params
+    reader._last = None
+    return reader
+
+
+def _items_and_partners(n, items, rng):
+    if items is None:
+        chosen = np.arange(n, dtype=np.int64)
+    else:
+        if (
+            isinstance(items, bool)
+            or not isinstance(items, (int, np.integer))
+            or not 1 <= items
+        ):
+            raise ValueError(
+                f"`items` must be None or a positive integer, got {items!r}."
+            )
+        chosen = np.sort(rng.choice(n, size=min(int(items), n), replace=False)).astype(
+            np.int64
+        )
+    if n == 1:
+        return chosen, np.full(chosen.size, -1, np.int64)
+    partners = (chosen + 1 + rng.integers(0, n - 1, size=chosen.size)) % n
+    return chosen, partners.astype(np.int64)
+
+
+def _forward_transforms(model, rvs):
+    """One compiled function from the posterior values of ``rvs`` (and of the free variables
+    their transforms' parameters depend on) to their value variables' values."""
+    from pytensor.graph.replace import graph_replace
+    from pytensor.graph.traversal import ancestors
+
+    from ._pytensor_modes import compile_function
+
+    free = [v for v in model.free_RVs]
+    stand_in = {v: v.type(name=v.name) for v in free}
+    outs = []
+    for rv in rvs:
+        transform = model.rvs_to_transforms.get(rv)
+        x = stand_in[rv]
+        outs.append(x if transform is None else transform.forward(x, *rv.owner.inputs))
+    outs = graph_replace(outs, stand_in, strict=False)
+    used = set(ancestors(outs))
+    inputs = [s for s in stand_in.values() if s in used]
+    fn = compile_function(inputs, outs, mode="FAST_COMPILE", on_unused_input="ignore")
+    return fn, [s.name for s in inputs]
+
+
+def _score_terms(model, posterior, partitions, thin):
+    """Langevin (Stein) terms of the model's continuous free variables, ``(draws, 2 k)`` over
+    their ``k`` unconstrained coordinates ``u``: ``d/du log p`` and ``u d/du log p + 1`` (test
+    functions ``1`` and ``u``), each draw at its own values; and their names."""
+    continuous = [rv for rv in model.free_RVs
+                  if rv not in partitions and model.rvs_to_values[rv].dtype.startswith("float")]  # fmt: skip
+    if not continuous:
+        return None, []
+    missing = [rv.name for rv in continuous if rv.name not in posterior]
+    if missing:
+        raise ValueError(
+            f"The posterior lacks the draws of {missing}: the hyperparameters' Langevin check needs "
+            "every continuous free variable of the model (or pass hyperparameters=False)."
+        )
+    values = model.rvs_to_values
+    forward, names = _forward_transforms(model, continuous)
+    vars_ = [values[rv] for rv in continuous]
+    dlogp = model.compile_dlogp(vars=continuous)
+
+    def draws(name):
+        da = (
+            posterior[name]
+            .transpose("chain", "draw", ...)
+            .isel(draw=slice(None, None, thin))
+        )
+        v = np.asarray(da.values)
+        return v.reshape((-1,) + v.shape[2:])
+
+    rv_draws = {name: draws(name) for name in names}
+    labels = {values[rv].name: draws(rv.name) for rv in partitions}
+    labels_of = [values[rv].name for rv in partitions]
+    n = next(iter(labels.values())).shape[0]
+    coords = []
+    for rv in continuous:
+        size = int(np.prod(model.initial_point()[values[rv].name].shape))
+        coords += [rv.name] if size == 1 else [f"{rv.name}[{j}]" for j in range(size)]
+    out = np.empty((n, 2 * len(coords)))
+    for t in range(n):
+        u = forward(*[rv_draws[name][t] for name in names])
+        point = {v.name: np.asarray(x) for v, x in zip(vars_, u)}
+        point.update({name: labels[name][t] for name in labels_of})
+        grad = np.asarray(dlogp(point), dtype=float)
+        flat = np.concatenate([np.ravel(x) for x in u]).astype(float)
+        out[t, : len(coords)] = grad
+        out[t, len(coords) :] = flat * grad + 1.0
+    names_out = [f"score[{c}]" for c in coords] + [f"score_u[{c}]" for c in coords]
+    return out, names_out
+
+
+def compute_conditional_checks(idata, *, model=None, var_names=None, items=None, thin=1, seed=0,
+                               hyperparameters=True, extend_inferencedata=True):  # fmt: skip
+    """Per-draw terms of the conditional (discrete Stein) check of each partition's draws.
+
+    Parameters
+    ----------
+    idata : InferenceData or xarray.DataTree
+        What ``pm.sample`` returned: the partition's draws in ``posterior``, with those of any
+        random variable its prior or likelihood depends on.
+    model : pymc.Model, optional
+        The model whose posterior the draws should follow (default: the one on the context stack).
+    var_names : list of str, optional
+        Partition variables to check (default: every partition in the posterior).
+    items : int, optional
+        Evaluate this many items per draw (a fixed random subset, the same for every draw)
+        instead of all: cheaper, less powerful.
+    thin : int, default 1
+        Evaluate every ``thin``-th draw.
+    seed : int, default 0
+        Seed of the partners (and of the subset of items).
+    hyperparameters : bool, default True
+        Also add the Langevin terms of the model's continuous free variables (variable
+        ``hyperparameters``, dims ``(chain, draw, hyper_check)``): for each unconstrained
+        coordinate ``u``, ``d/du log p`` and ``u d/du log p + 1``, zero in expectation under the
+        joint posterior; they see a wrong hyperparameter update, which the partition's
+        conditionals cannot.
+    extend_inferencedata : bool, default True
+        Add the terms as the ``conditional_checks`` group of ``idata`` (replacing one there) and
+        return ``idata``; else return the Dataset.
+
+    Returns
+    -------
+    InferenceData, DataTree or xarray.Dataset
+        One variable per partition, dims ``(chain, draw, check)``, ``check`` the test functions
+        of :data:`CHECK_NAMES` (each term the mean over the evaluated items): zero in
+        expectation under the model's posterior; and ``hyperparameters`` when the model has
+        continuous free variables.
+
+    Raises
+    ------
+    ValueError
+        If the posterior lacks the partitions or the draws of a random variable the conditionals
+        depend on, or its partitions have another number of items than the model's.
+    """
+    import pymc as pm
+    import xarray as xr
+
+    from arviz_regen.xr.containers import (
+        add_group,
+        get_group,
+        group_names,
+        is_datatree,
+        is_inference_data,
+    )
+
+    from .engine import MoveMix, PartitionKernel
+    from .engine.kernels.conditional import conditional_terms
+    from .model_spec import (
+        RandomHyperparameterError,
+        find_partition_vars,
+        partition_spec,
+    )
+    from .predictive._types import quiet_compile
+    from .state import canonicalize
+
+    model = pm.modelcontext(model)
+    if not (is_inference_data(idata) or is_datatree(idata)):
+        raise TypeError(
+            f"`idata` must be what pm.sample returned (InferenceData or DataTree), got {type(idata).__name__}."
+        )
+    if "posterior" not in group_names(idata):
+        raise ValueError("`idata` has no posterior group: sample the model first.")
+    if isinstance(thin, bool) or not isinstance(thin, (int, np.integer)) or thin < 1:
+        raise ValueError(f"`thin` must be a positive integer, got {thin!r}.")
+    posterior = get_group(idata, "posterior")
+    rvs = [
+        rv
+        for rv in find_partition_vars(model)
+        if var_names is None or rv.name in var_names
+    ]
+    absent = [rv.name for rv in rvs if rv.name not in posterior]
+    if var_names is not None:
+        absent += sorted(set(var_names) - {rv.name for rv in rvs})
+    if absent or not rvs:
+        raise ValueError(
+            f"The posterior holds no draws of the partition(s) {absent or 'of the model'}."
+        )
+    results = {}
+    for rv in rvs:
+        da = posterior[rv.name]
+        item_dim = next(d for d in da.dims if d not in ("chain", "draw"))
+        n = int(rv.type.shape[-1])
+        if da.sizes[item_dim] != n:
+            raise ValueError(
+                f"The posterior's {rv.name!r} has {da.sizes[item_dim]} items, the model's {n}: "
+                "these draws are not from this model."
+            )
+        da = da.transpose("chain", "draw", item_dim).isel(draw=slice(None, None, thin))
+        n_chain, n_draw = da.sizes["chain"], da.sizes["draw"]
+        flat = np.asarray(da.values).reshape(-1, n)
+        reader = None
+        try:
+            spec = partition_spec(model, rv)
+        except RandomHyperparameterError:
+            reader = _draw_reader(model, rv)
+            missing = [name for name in reader.names if name not in posterior]
+            if missing:
+                raise ValueError(
+                    f"The conditionals of {rv.name!r} depend on {missing}, whose draws are not in "
+                    "the posterior: keep them in the posterior."
+                ) from None
+            values = {name: np.asarray(posterior[name].transpose("chain", "draw", ...)
+                                       .isel(draw=slice(None, None, thin)).values)
+                      for name in reader.names}  # fmt: skip
+            values = {k: v.reshape((-1,) + v.shape[2:]) for k, v in values.items()}
+            spec = partition_spec(model, rv, point=model.initial_point())
+        kernel = PartitionKernel.from_spec(spec, MoveMix(0, 0, 0, 0.0, 1))
+        if reader is not None and not kernel.refreshable:
+            raise NotImplementedError(
+                f"The conditionals of {rv.name!r} at each draw's hyperparameters need the family's "
+                f"specialised predictive form, which {type(spec.family).__name__} lacks for these data."
+            )
+        m, s, w = kernel.bundles
+        chosen, partners = _items_and_partners(n, items, np.random.default_rng(seed))
+        out = np.empty((flat.shape[0], len(CHECK_NAMES)))
+        with quiet_compile():
+            if reader is None:
+                for a in range(0, flat.shape[0], _CHUNK):
+                    labels = np.ascontiguousarray(
+                        canonicalize(flat[a : a + _CHUNK].astype(np.int64))
+                    )
+                    conditional_terms(
+                        labels, chosen, partners, m, s, w, out[a : a + _CHUNK]
+                    )
+            else:
+                for t in range(flat.shape[0]):
+                    try:
+                        numbers = reader.read({k: v[t] for k, v in values.items()})
+                    except ValueError as err:
+                        raise ValueError(
+                            f"Chain index {t // n_draw}, draw index {t % n_draw}: {err}"
+                        ) from None
+                    if numbers is not None:
+                        kernel.refresh(numbers)
+                    labels = np.ascontiguousarray(
+                        canonicalize(flat[t : t + 1].astype(np.int64))
+                    )
+                    conditional_terms(labels, chosen, partners, m, s, w, out[t : t + 1])
+        if not np.all(np.isfinite(out)):
+            t = int(np.argmax(~np.all(np.isfinite(out), axis=1)))
+            raise ValueError(
+                f"The conditional-check terms of {rv.name!r} are not finite at chain index "
+                f"{t // n_draw}, draw index {t % n_draw}."
+            )
+        coords = {d: da.coords[d].values for d in ("chain", "draw") if d in da.coords}
+        coords["check"] = list(CHECK_NAMES)
+        results[rv.name] = xr.DataArray(
+            out.reshape(n_chain, n_draw, len(CHECK_NAMES)), dims=("chain", "draw", "check"), coords=coords,
+            attrs={"items_per_draw": int(chosen.size), "n_items": n, "seed": int(seed), "thin": int(thin)},
+        )  # fmt: skip
+    if hyperparameters:
+        partitions = find_partition_vars(model)
+        absent = [rv.name for rv in partitions if rv.name not in posterior]
+        if absent:
+            raise ValueError(
+                f"The posterior lacks the partition(s) {absent} the model's density needs."
+            )
+        scores, names = _score_terms(model, posterior, partitions, thin)
+        if scores is not None:
+            if not np.all(np.isfinite(scores)):
+                t = int(np.argmax(~np.all(np.isfinite(scores), axis=1)))
+                raise ValueError(f"The gradient of the model's log density is not finite at chain "
+                                 f"index {t // n_draw}, draw index {t % n_draw}.")  # fmt: skip
+            coords = {
+                d: da.coords[d].values for d in ("chain", "draw") if d in da.coords
+            }
+            coords["hyper_check"] = names
+            results[HYPER_VAR] = xr.DataArray(
+                scores.reshape(n_chain, n_draw, -1), dims=("chain", "draw", "hyper_check"), coords=coords,
+                attrs={"thin": int(thin)},
+            )  # fmt: skip
+    ds = xr.Dataset(results, attrs={
+        "description": "Per-draw discrete Stein terms sum_k p(c_i=k|c_-i) f(c^{i->k}) - f(c), mean over "
+                       "items; zero in expectation under the model's posterior "
+                       "(pymc_partition.compute_conditional_checks; test: arviz_regen.conditional_check)",
+        "n_clusters": "f = number of clusters",
+        "cluster_size": "f = sum of squared cluster sizes / 2",
+        "partner": "f = [c_i = c_j], j a fixed random partner of item i",
+        "log_post": "f = log posterior of the partition",
+        "hyperparameters": "Langevin terms d/du log p (score[u]) and u d/du log p + 1 (score_u[u]) of "
+                           "each unconstrained coordinate u of the continuous free variables",
+    })  # fmt: skip
+    if not extend_inferencedata:
+        return ds
+    return add_group(idata, GROUP, ds, replace=True)

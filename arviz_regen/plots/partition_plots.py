@@ -310,7 +310,7 @@ def plot_coclustering_trace(
     data, var_names=None, *, stat="cv", reference=None, combined=False, overlay=False, n_points=100, ax=None,
     figsize=None, **kwargs,
 ):  # fmt: skip
-    """One line per item pair: CV, se, ρ̂ or |ρ̂ − ρ| along the draws (the paper's Fig. 2a/2b).
+    """One line per item pair: CV, se, ρ̂ or ``|ρ̂ − ρ|`` along the draws (the paper's Fig. 2a/2b).
 
     Parameters
     ----------

@@ -84,11 +84,11 @@ class SplitMerge(PartitionStep):
     ``n_proposals`` (int)
         Split-merge proposals made for the draw (``thin * n_split_merge``, fewer only with one
         item).
+    ``n_gibbs_sweeps`` (int)
+        Gibbs sweeps performed for the draw.
 
     (The names avoid ``accepted``, which PyMC's Metropolis records as a float: a compound step
     with both would clash.)
-    ``n_gibbs_sweeps`` (int)
-        Gibbs sweeps performed for the draw.
 
     In a model with several Partition variables each name ends in ``_<variable name>``
     (``partition_logp_z2``), one set per partition.

@@ -82,6 +82,7 @@ class _Problems:
         self.no_df = []
         self.unseen = []
         self.few_pooled = []
+        self.rare_switching = []
 
 
 def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, min_tours, tol, problems):
@@ -154,10 +155,14 @@ def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, mi
     if kmax >= 2 and 0 < pooled_tours < MIN_TOURS:  # none at all: the no-tours warning says it
         problems.few_pooled.append(pooled_tours)
     if kmax >= 2 and pooled_tours >= MIN_TOURS:
+        # visits outside whole tours: every draw counts in the pooled test (tour_tests module notes)
+        partial = visits[:, top] - np.stack([p[0].sum(axis=0) for p in parts])
         verdict = all_chains_test(
             [p[0] for p in parts], [p[1] for p in parts], np.full(C, n_draw), q, np.minimum(ks, kmax),
-            n_rep=n_rep, seed=seeds[C],
+            partial=partial, n_rep=n_rep, seed=seeds[C],
         )
+        if verdict["rare_switching"] and C > 1:
+            problems.rare_switching.append(verdict["longest_share"])
     else:
         verdict = {name: np.full(nK, np.nan) for name in _VERDICT}
     res.update({name: verdict[name] for name in _VERDICT})
@@ -359,7 +364,7 @@ def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var,
                 if method == "bootstrap"
                 else "chi-square limit of Hotelling-RS T² (Asgharian, Lysy & Partovi Nia 2019)"
             ),
-            "verdict_reference": "renewal bootstrap of the pooled tours (min-p of pooled and agreement X²)",
+            "verdict_reference": "Simes of: bootstrap-t T² of all draws in tour units (pooled), permutation X² of the tours across chains (agreement), renewal bootstrap (recurrence)",
             "n_bootstrap": int(n_bootstrap),
             "random_seed": -1 if random_seed is None else int(random_seed),
             "pooled": int(bool(pooled)),
@@ -447,6 +452,18 @@ def _warn(problems, pdraws, ks_req, method, min_tours):
             f"p_value_all would rest on too little (it needs >= {MIN_TOURS}) and is NaN (no verdict). "
             "States hardly recur: run longer, or use arviz_regen.chain_agreement (regen_summary "
             "does), which needs no recurring states.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if problems.rare_switching:
+        from .tour_tests import N_LONGEST
+
+        warnings.warn(
+            f"The chains switch rarely between regions of the state space: the {N_LONGEST} longest "
+            f"whole tours hold {problems.rare_switching[0]:.0%} of the whole-tour draws. The "
+            "agreement and recurrence parts of p_value_all would rest on a handful of excursions "
+            "and are not run (NaN); p_value_all is the pooled test alone. Run longer to compare "
+            "the chains by their tours; arviz_regen.chain_agreement compares them by their traces.",
             UserWarning,
             stacklevel=3,
         )

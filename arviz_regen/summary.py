@@ -1,12 +1,13 @@
-"""One table and one verdict: the deciding test beside R-hat and ESS of traces that see the partition.
+"""One table and one verdict: every check that applies, combined, beside R-hat and ESS of traces that see the partition.
 
 Rows: ArviZ's mean, sd, bulk/tail ESS and rank-normalized split R-hat of the scalar traces of
 :func:`arviz_regen.partition_traces` (``n_clusters``, ``partition_logp``, and the VI and Binder
-distances of each draw to reference partitions), then the rows of the test that decides for the
-size at hand (:mod:`arviz_regen.verdict`): ``hotelling_rs[k=K]`` when states recur, else
-``chain_agreement`` (also for hierarchical draws, whose ``partition_logp`` is not a function of
-the partition: Hotelling-RS needs a fixed target). Tests that do not decide are not printed: a p-value beside the verdict is
-always the verdict's.
+distances of each draw to reference partitions), then the rows of the checks
+(:mod:`arviz_regen.verdict`): ``hotelling_rs[k=K]`` when states recur (not for hierarchical
+draws, whose ``partition_logp`` is not a function of the partition: Hotelling-RS needs a fixed
+target), ``chain_agreement`` with two or more chains, and ``conditional_check`` when the
+``conditional_checks`` group is present. The verdict combines their p-values (multiplicity
+across K and checks accounted for).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from .agreement import chain_agreement
 from .hotelling import hotelling_rs
 from .regeneration import SampledHyperparametersWarning
 from .traces import partition_traces
-from .verdict import decide, recurrence
+from .verdict import agreement_check, conditional_check_adapter, decide, hotelling_check, recurrence
 
 __all__ = ["regen_summary"]
 
@@ -128,7 +129,7 @@ def regen_summary(
     -------
     pandas.DataFrame
         One row per trace (columns ``mean sd ess_bulk ess_tail r_hat``; ArviZ's
-        rank-normalized split R-hat and bulk/tail ESS), then the rows of the deciding test:
+        rank-normalized split R-hat and bulk/tail ESS), then the rows of the checks:
 
         - states recur (every chain has at least :data:`arviz_regen.regeneration.MIN_TOURS`
           whole tours): one row ``hotelling_rs[k=K]`` per K with ``p_value_all`` (**the
@@ -137,16 +138,21 @@ def regen_summary(
           of a chain) and ``tours_visiting_min`` (fewest whole tours, of any chain, visiting one
           of the K top states). Per-chain p-values are in :func:`arviz_regen.hotelling_rs`:
           they are K × chains tests without multiplicity control, not a verdict.
-        - otherwise, or when ``partition_logp`` differs between draws of the same partition
-          (hyperparameters sampled alongside; with a warning): one row ``chain_agreement``
+        - with two or more chains: one row ``chain_agreement``
           (:func:`arviz_regen.chain_agreement`) with
-          ``p_value_all`` (the verdict), ``p_value_traces``, ``p_value_coclustering``,
+          ``p_value_all``, ``p_value_traces``, ``p_value_coclustering``,
           ``n_pairs``, ``n_pairs_disagreeing``, ``n_batches`` and ``batch_size``.
+        - with a ``conditional_checks`` group: one row ``conditional_check`` (its combined
+          ``p_value_all``, :func:`arviz_regen.conditional_check`).
 
-        ``table.attrs``: ``verdict`` (one line: PASS, FAIL or NOT REACHED at ``alpha``, the
-        deciding test and why it decides), ``verdict_status``, ``decided_by``. A PASS needs the
-        test not to reject *and* every R-hat in the table at most 1.01 and every bulk ESS at
-        least 100 per chain (:mod:`arviz_regen.verdict`).
+        ``table.attrs``: ``verdict`` (one line: PASS, FAIL or NOT REACHED at ``alpha``, which
+        check failed and what that means, or why no verdict was reached), ``verdict_status``,
+        ``decided_by`` (the checks combined, or the failing ones), ``verdict_p_value`` (their
+        Cauchy combination; Hotelling-RS enters as the Cauchy combination over K) and
+        ``checks`` (per check: p-value, status, note). A PASS needs the combination not to
+        reject, every check that applies to decide, *and* every R-hat in the table at most 1.01
+        and every bulk ESS at least 100 per chain; with one chain R-hat cannot be computed, so
+        the verdict is NOT REACHED (:mod:`arviz_regen.verdict`).
 
     Raises
     ------
@@ -209,15 +215,23 @@ def regen_summary(
     rows, agree = [], None
     if hot is not None and recurrence(hot)[0]:
         rows = _hotelling_rows(hot, np.atleast_1d(k))
-    else:
+    if pdraws.n_chain >= 2:
         agree = chain_agreement(pdraws, traces=traces, n_permutations=n_permutations, pairs=pairs,
                                 random_seed=0 if random_seed is None else random_seed, alpha=alpha)
-        rows = [_agreement_row(agree)]
-    verdict = decide(hot, agree, table, pdraws.n_chain, alpha, missing)
+        rows.append(_agreement_row(agree))
+    conditional = conditional_check_adapter(idata, pdraws.name)
+    if conditional.status != "absent":
+        rows.append(pd.Series({"p_value_all": conditional.p_value}, name="conditional_check"))
+    checks = [hotelling_check(hot, missing), agreement_check(agree, pdraws.n_chain), conditional]
+    verdict = decide(checks, table, pdraws.n_chain, alpha)
     table = pd.concat([table, pd.DataFrame(rows)], axis=0)
     if round_to is not None:
         table = table.round(round_to)
-    table.attrs.update({"verdict": verdict.line, "verdict_status": verdict.status, "decided_by": verdict.method})
+    table.attrs.update({
+        "verdict": verdict.line, "verdict_status": verdict.status, "decided_by": verdict.method,
+        "verdict_p_value": verdict.p_value,
+        "checks": {c.name: {"p_value": c.p_value, "status": c.status, "note": c.note} for c in verdict.checks},
+    })  # fmt: skip
     return table
 
 

@@ -5,7 +5,7 @@ another one is required"). At checkpoints t_1 < t_2 < … (a geometric grid of d
 the rule looks at the first t_j draws of every chain, without look-ahead, and asks two things:
 
 (a) *Verdict.* The all-chains Hotelling-RS verdict ``p_value_all`` (combined over the K values
-    by the Cauchy combination of :func:`arviz_regen.verdict.cauchy_combination`, as in
+    by Simes' combination (:func:`arviz_regen.tour_tests.simes`), as in
     :func:`arviz_regen.regen_summary`) at level α_j, taken once every top state has been visited in at least
     :data:`arviz_regen.hotelling.MIN_TOURS_VISITING` tours (pooled over chains). Looking at J checkpoints is J tests, so the level is spent:
     α_j = α / J over the J checkpoints of the grid (Bonferroni over the looks). Whatever the
@@ -113,8 +113,8 @@ class _Rule:
             raise ValueError("`checkpoints` must be a non-empty increasing sequence of draw counts.")
         self.alpha_look = self.alpha / self.checkpoints.size
         # a Monte Carlo p-value is at least 1/(B + 1), p_value_all a Simes combination of three
-        # (at least 3/(B + 1)) and the verdict their Cauchy combination over K (about K times the
-        # smallest): it can fall below the level only with B well above 3K/level
+        # (at least 3/(B + 1)) and the verdict their Simes combination over K (at most K times
+        # the smallest): it can fall below the level only with B well above 3K/level
         self.n_bootstrap = max(int(n_bootstrap), int(math.ceil(6 / (self.alpha_look / len(self.k)))))
         self.random_seed = random_seed
         self.z = float(_normal_quantile(0.5 + self.confidence / 2))
@@ -130,7 +130,7 @@ class _Rule:
                 labels, logp=logp, k=self.k, n_bootstrap=self.n_bootstrap, random_seed=self.random_seed
             )
             cc = coclustering(labels, logp=logp, combined=True)
-        from .verdict import cauchy_combination
+        from .tour_tests import simes
 
         p_all = np.atleast_1d(hot["p_value_all"].values)
         level = self.alpha_look
@@ -138,7 +138,7 @@ class _Rule:
         # "too few" threshold): earlier, the verdict rests on a handful of excursions
         visiting = hot["tours_visiting"].values.sum(axis=0)[: max(self.k)]
         reached = bool(np.all(np.isfinite(p_all))) and bool(np.all(visiting >= self.min_tours))
-        flagged = reached and cauchy_combination(p_all) < level
+        flagged = reached and float(simes(p_all)) < level
         n = cc["rho"].shape[-1]
         iu = np.triu_indices(n, 1)
         rho = np.asarray(cc["rho"].values)[iu]

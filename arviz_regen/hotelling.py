@@ -251,9 +251,12 @@ def hotelling_rs(
         (states used in T² − 1; 0: no test), ``log_z`` (log Ẑ on the scale of ``logp_var``),
         ``n_tours``;
         ``tours_visiting`` (``chain``, ``rank``): whole tours in which each top state was visited.
-        For all chains (dims (``k``) (+ ``draw``)): ``p_value_all`` (the verdict: min-p combination
-        of the two below), ``p_value_pooled`` (pooled tours), ``p_value_agreement`` (chains agree
-        on the top states, the mass of the regeneration state and the draws outside tours).
+        For all chains (dims (``k``) (+ ``draw``)): ``p_value_all`` (one p-value for all chains:
+        Simes' combination of the three below), ``p_value_pooled`` (all draws of all chains, in
+        tour units), ``p_value_agreement`` (chains agree on the top states),
+        ``p_value_recurrence`` (chains agree on the mass of the regeneration state); the last
+        two are NaN with one chain, and when the chains switch rarely between regions of the
+        state space (warned; :mod:`arviz_regen.tour_tests`).
         ``top_state_labels`` (``rank``, ``item``). NaN where there is no test, always with a
         warning that says why.
 
@@ -271,11 +274,11 @@ def hotelling_rs(
     Under convergence whole tours are iid, so they are resampled: per chain, R tours drawn with
     replacement give one replicate of T² of the visits per tour, centred at the observed means
     and studentized by the replicate's own covariance (a bootstrap-t). For the all-chains
-    verdict, pseudo-chains of each chain's length are built from the pooled tours with a
-    stationary start, and two statistics are computed on them: X² of the pooled counts and
-    Pearson's homogeneity X² across chains of how each chain's draws split into the top states,
-    other states within whole tours, and draws outside whole tours. Their minimum p-value is
-    calibrated on the same replicates.
+    verdict (:func:`arviz_regen.tour_tests.all_chains_test`): the pooled test is the per-chain
+    bootstrap-t T² on the whole tours of all chains plus, per chain, its draws outside whole
+    tours as one more unit (every draw counts, so the statistic is centred for any chain
+    length); agreement is a permutation test of the tours across chains; recurrence a renewal
+    bootstrap of pseudo-chains of each chain's length.
 
     Examples
     --------
@@ -460,7 +463,8 @@ def _warn(problems, pdraws, ks_req, method, min_tours):
 
         warnings.warn(
             f"The chains switch rarely between regions of the state space: the {N_LONGEST} longest "
-            f"whole tours hold {problems.rare_switching[0]:.0%} of the whole-tour draws. The "
+            f"whole tours hold {problems.rare_switching[0]:.0%} of the whole-tour draws, and a "
+            "tour spans much of a chain. The "
             "agreement and recurrence parts of p_value_all would rest on a handful of excursions "
             "and are not run (NaN); p_value_all is the pooled test alone. Run longer to compare "
             "the chains by their tours; arviz_regen.chain_agreement compares them by their traces.",

@@ -5,7 +5,8 @@ Rows: ArviZ's mean, sd, bulk/tail ESS and rank-normalized split R-hat of the sca
 distances of each draw to reference partitions), then the rows of the checks
 (:mod:`arviz_regen.verdict`): ``hotelling_rs[k=K]`` when states recur (not for hierarchical
 draws, whose ``partition_logp`` is not a function of the partition: Hotelling-RS needs a fixed
-target), ``chain_agreement`` with two or more chains, and ``conditional_check`` when the
+target), ``chain_agreement`` when Hotelling-RS cannot compare two or more chains, and
+``conditional_check`` when the
 ``conditional_checks`` group is present. The verdict combines their p-values (multiplicity
 across K and checks accounted for).
 """
@@ -157,7 +158,8 @@ def regen_summary(
           of a chain) and ``tours_visiting_min`` (fewest whole tours, of any chain, visiting one
           of the K top states). Per-chain p-values are in :func:`arviz_regen.hotelling_rs`:
           they are K × chains tests without multiplicity control, not a verdict.
-        - with two or more chains: one row ``chain_agreement``
+        - with two or more chains that Hotelling-RS cannot compare (states do not recur,
+          hierarchical draws, no log posterior): one row ``chain_agreement``
           (:func:`arviz_regen.chain_agreement`) with
           ``p_value_all``, ``p_value_traces``, ``p_value_coclustering``,
           ``n_pairs``, ``n_pairs_disagreeing``, ``n_batches`` and ``batch_size``.

@@ -37,9 +37,10 @@ depend on them.)
 
 Rare switching. The agreement and recurrence references need the tour-length distribution to
 be represented by the tours seen. When the longest :data:`N_LONGEST` whole tours hold more than
-:data:`RARE_SWITCH_SHARE` of all whole-tour draws, the chains move between regions of the state
-space so rarely that a chain's share of the regeneration state is set by a handful of
-excursions; both references then reject correct chains far too often (10-40 % at α = 0.05 with
+:data:`RARE_SWITCH_SHARE` of all whole-tour draws *and* some tour (whole, or a chain's draws
+outside whole tours) spans more than :data:`LONG_TOUR_FRACTION` of a chain, the chains move
+between regions of the state space so rarely that a chain's share of the regeneration state is
+set by a handful of excursions; both references then reject correct chains far too often (10-40 % at α = 0.05 with
 about 5 crossings per chain), so those two tests are not run (NaN, ``rare_switching`` set) and
 ``p_value_all`` is the pooled test alone. Chains trapped in one region are then left to the
 chain-agreement test and R-hat beside the verdict.
@@ -64,10 +65,15 @@ BATCH = 50
 #: The longest tours that decide "rare switching" (module notes).
 N_LONGEST = 5
 #: Share of the whole-tour draws held by the :data:`N_LONGEST` longest whole tours above which
-#: the agreement and recurrence tests are not run (module notes): at most 0.10 in 95 % of runs of
-#: four sticky Metropolis chains of 5,000 draws (tours of tens of draws), at least 0.13 in 95 %
-#: of runs with two basins crossed about 5 times per chain in 10,000 draws.
+#: (with :data:`LONG_TOUR_FRACTION`) the agreement and recurrence tests are not run (module
+#: notes): at most 0.10 in 95 % of runs of four sticky Metropolis chains of 5,000 draws (tours of
+#: tens of draws), at least 0.13 in 95 % of runs with two basins crossed about 5 times per chain
+#: in 10,000 draws.
 RARE_SWITCH_SHARE = 0.10
+#: Fraction of a chain's draws that the longest tour must span, besides the share above: the
+#: longest whole tour is above 0.2 of the chain in 88 % of those two-basin runs, in 7 % of runs of
+#: three sticky Metropolis chains of 3,000 draws and in none of the four chains of 5,000.
+LONG_TOUR_FRACTION = 0.2
 
 
 def sequential_p_values(observed, draw, n_rep, *, stop_after=STOP_AFTER, batch=BATCH):
@@ -192,14 +198,26 @@ def stitched_units(counts, partial):
     return np.concatenate(rows + [extra], axis=0)
 
 
-def rare_switching(lengths):
-    """Share of the whole-tour draws in the :data:`N_LONGEST` longest whole tours, and whether it
-    exceeds :data:`RARE_SWITCH_SHARE` (see module notes)."""
-    L = np.concatenate([np.asarray(n, dtype=float).reshape(-1) for n in lengths])
+def rare_switching(lengths, n_draw):
+    """Share of the whole-tour draws in the :data:`N_LONGEST` longest whole tours, and whether
+    the chains switch rarely (that share above :data:`RARE_SWITCH_SHARE` and a tour, or a chain's
+    draws outside whole tours, longer than :data:`LONG_TOUR_FRACTION` of the chain; module notes).
+
+    Parameters
+    ----------
+    lengths : list of numpy.ndarray
+        Whole-tour lengths per chain.
+    n_draw : array_like of int, shape (C,)
+        Draws of each chain.
+    """
+    n_draw = np.asarray(n_draw, dtype=float).reshape(-1)
+    per_chain = [np.asarray(n, dtype=float).reshape(-1) for n in lengths]
+    L = np.concatenate(per_chain)
     if L.size == 0 or L.sum() == 0:
         return 0.0, False
     share = float(np.sort(L)[-N_LONGEST:].sum() / L.sum())
-    return share, share > RARE_SWITCH_SHARE
+    longest = max(max(float(n.max()) if n.size else 0.0, d - n.sum()) / d for n, d in zip(per_chain, n_draw))
+    return share, bool(share > RARE_SWITCH_SHARE and longest > LONG_TOUR_FRACTION)
 
 
 def all_chains_test(counts, lengths, n_draw, q, ks, *, partial=None, n_rep=999, seed=0):
@@ -242,7 +260,7 @@ def all_chains_test(counts, lengths, n_draw, q, ks, *, partial=None, n_rep=999, 
     lengths = [np.asarray(n, dtype=np.int64) for n in lengths]
     names = ("p_value_all", "p_value_pooled", "p_value_agreement", "p_value_recurrence", "t2_pooled", "x2_agreement")
     out = {name: np.full(ks.size, np.nan) for name in names}
-    share, rare = rare_switching(lengths)
+    share, rare = rare_switching(lengths, n_draw)
     out["longest_share"], out["rare_switching"] = share, float(rare)
     all_counts = np.concatenate(counts, axis=0)
     all_lengths = np.concatenate(lengths)

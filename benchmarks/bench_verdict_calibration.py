@@ -32,10 +32,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-import arviz_regen  # noqa: E402
-from arviz_regen.testing import (  # noqa: E402
+import arviz_regen
+from arviz_regen.testing import (
     excursion_chain,
     gibbs_chain,
     iid_chain,
@@ -44,7 +44,7 @@ from arviz_regen.testing import (  # noqa: E402
     random_partitions,
     two_basin_chain,
 )
-from arviz_regen.tour_tests import simes  # noqa: E402
+from arviz_regen.tour_tests import simes
 
 ALPHA = 0.05
 KS = [2, 3, 5, 10]

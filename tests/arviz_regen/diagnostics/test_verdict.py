@@ -4,8 +4,6 @@ Rates are checked against α + 3 binomial standard deviations of their run count
 fixed. The full simulation (500+ runs per design) is ``benchmarks/bench_verdict_calibration.py``.
 """
 
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -13,7 +11,13 @@ import pandas as pd
 import pytest
 
 import arviz_regen
-from arviz_regen.testing import gibbs_chain, iid_chain, make_idata, random_partitions, two_basin_chain
+from arviz_regen.testing import (
+    gibbs_chain,
+    iid_chain,
+    make_idata,
+    random_partitions,
+    two_basin_chain,
+)
 from arviz_regen.tour_tests import simes
 from arviz_regen.verdict import CONDITIONAL_HINT, Check, combine_checks, decide
 
@@ -149,3 +153,37 @@ def test_simulated_chains_keep_their_target():
     check(gibbs_chain(labels, lp, 40, 5_000, 6), probs)
     with pytest.raises(ValueError, match="not closed"):
         gibbs_chain(labels[:10], lp[:10], 2, 10, 0)
+
+
+def test_summary_reads_the_conditional_check_when_present(monkeypatch):
+    import xarray as xr
+
+    from arviz_regen._containers import add_group
+
+    def idata():
+        return make_idata(STATES, iid_chain(PROBS, 2, 2000, np.random.default_rng(4)), np.log(PROBS))
+
+    def run(data):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return arviz_regen.regen_summary(data, k=[2, 5], n_bootstrap=99)
+
+    # absent: the line says so and what to call; the verdict comes from the other checks
+    table = run(idata())
+    assert table.attrs["verdict_status"] == "PASS" and CONDITIONAL_HINT in table.attrs["verdict"]
+    assert "conditional_check" not in table.index
+    # present: its combined p-value ("all") is one more check (stand-in for the real function,
+    # which another module provides)
+    data = idata()
+    add_group(data, "conditional_checks", xr.Dataset({"z": (("chain", "draw", "check"), np.zeros((2, 2000, 2)))}))
+
+    def fake(data, p=1e-5):
+        return xr.Dataset({"z": ("check", [0.3, 0.2, p])}, coords={"check": ["a", "b", "all"]})
+
+    monkeypatch.setattr(arviz_regen, "conditional_check", fake, raising=False)
+    table = run(data)
+    assert table.attrs["verdict_status"] == "FAIL" and table.attrs["decided_by"] == "conditional_check"
+    assert "a wrong target" in table.attrs["verdict"] and table.loc["conditional_check", "p_value_all"] == 1e-5
+    monkeypatch.setattr(arviz_regen, "conditional_check", lambda d: fake(d, np.nan), raising=False)
+    table = run(data)  # too few draws for its batch means: no pass
+    assert table.attrs["verdict_status"] == "NOT REACHED" and "conditional_check could not decide" in table.attrs["verdict"]

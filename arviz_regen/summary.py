@@ -253,7 +253,7 @@ def regen_summary(
                             "compared by Hotelling-RS p_value_all (agreement and recurrence parts)")  # fmt: skip
     else:
         agree_check = Check("chain_agreement", float("nan"), MEANING["chain_agreement"], "undecided", rare)
-    conditional = conditional_check_adapter(idata, pdraws.name)
+    conditional = conditional_check_adapter(data, pdraws.name, coords)
     if conditional.status != "absent":
         rows.append(pd.Series({"p_value_all": conditional.p_value}, name="conditional_check"))
     checks = [hot_check, agree_check, conditional]

@@ -168,19 +168,20 @@ def agreement_check(agree, n_chain):
     return Check(name, p, meaning, "decided", note)
 
 
-def conditional_check_adapter(idata, var_name=None):
+def conditional_check_adapter(idata, var_name=None, coords=None):
     """:class:`Check` from the ``conditional_checks`` group of ``idata``, if present.
 
-    Absent group, or an ``arviz_regen`` without :func:`conditional_check`: status "absent", with
-    what to call. Its combined p-value (check ``all``) of ``var_name`` (default: every variable
-    in the group, Bonferroni-combined) otherwise.
+    Absent group (or not an InferenceData / DataTree), or an ``arviz_regen`` without
+    :func:`conditional_check`: status "absent", with what to call. Otherwise the combined
+    p-value (check ``all``) of ``var_name`` (default: every variable in the group,
+    Bonferroni-combined), on the draws selected by ``coords`` (as for the other checks).
     """
-    from ._containers import group_names
+    from ._containers import get_group, group_names
 
     name, meaning = "conditional_check", MEANING["conditional_check"]
     try:
         present = "conditional_checks" in group_names(idata)
-    except (TypeError, ValueError, AttributeError):
+    except TypeError:
         present = False
     if not present:
         return Check(name, float("nan"), meaning, "absent", f"no conditional_checks group: {CONDITIONAL_HINT}")
@@ -189,8 +190,11 @@ def conditional_check_adapter(idata, var_name=None):
     func = getattr(arviz_regen, "conditional_check", None)
     if func is None:
         return Check(name, float("nan"), meaning, "absent", "this arviz_regen cannot read the conditional_checks group")
+    terms = get_group(idata, "conditional_checks")
+    if coords:
+        terms = terms.sel({k: v for k, v in coords.items() if k in terms.dims})
     try:
-        ds = func(idata)
+        ds = func(terms)
     except ValueError as err:
         return Check(name, float("nan"), meaning, "undecided", f"its terms cannot be tested ({err})")
     names = [var_name] if var_name in ds.data_vars else list(ds.data_vars)
@@ -259,7 +263,7 @@ def decide(checks, stats, n_chain, alpha=0.05):
     absent = [c for c in checks if c.status == "absent"]
     m = len(decided)
     p = combine_checks([c.p_value for c in decided]) if decided else float("nan")
-    names = "+".join(c.name for c in decided) or "none"
+    names = "+".join(c.name for c in decided or undecided) or "none"
     detail = "; ".join(f"{c.name} p={c.p_value:.3g} ({c.note})" for c in decided)
     tail = "".join(f"; {c.name} not run: {c.note}" for c in absent)
     tail += "".join(f"; {c.name} undecided: {c.note}" for c in undecided)

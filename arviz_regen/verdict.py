@@ -49,8 +49,16 @@ from .regeneration import MIN_TOURS
 from .tour_tests import simes
 
 __all__ = [
-    "Verdict", "Check", "decide", "combine_checks", "hotelling_check", "agreement_check",
-    "conditional_check_adapter", "RHAT_MAX", "MIN_ESS_PER_CHAIN", "EXIT_STATUS",
+    "EXIT_STATUS",
+    "MIN_ESS_PER_CHAIN",
+    "RHAT_MAX",
+    "Check",
+    "Verdict",
+    "agreement_check",
+    "combine_checks",
+    "conditional_check_adapter",
+    "decide",
+    "hotelling_check",
 ]  # fmt: skip
 
 #: R-hat above this is a failing convergence check (Vehtari, Gelman, Simpson, Carpenter &

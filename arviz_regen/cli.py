@@ -1,9 +1,10 @@
 """Command line: ``arviz-regen-summary PATH`` prints the verdict beside R-hat and ESS.
 
 The table is :func:`arviz_regen.regen_summary`'s; the last line is the verdict (PASS, FAIL or NOT
-REACHED), the test that decided it and why (:mod:`arviz_regen.diagnostics.verdict`). ``--fail-below ALPHA``
-turns it into an exit status for scripts and CI: 0 pass, 1 fail, 3 no verdict reached (2 is kept
-for errors).
+REACHED), which check failed and what that means, or why no verdict was reached
+(:mod:`arviz_regen.diagnostics.verdict`). ``--fail-below ALPHA`` turns it into an exit status for scripts and
+CI: 0 pass, 1 fail, 3 no verdict reached (one chain, a check that could not decide, R-hat / ESS
+failing or not computable; 2 is kept for errors).
 """
 
 from __future__ import annotations
@@ -86,14 +87,16 @@ def _parser():
         prog="arviz-regen-summary",
         description=(
             "Print R-hat and ESS of traces that see the partition (n_clusters, partition_logp, "
-            "distances to reference partitions) and the test that decides for the size at hand "
-            "(Hotelling-RS p_value_all when states recur, else the chain-agreement test), then "
-            "one verdict line, for a saved InferenceData (netCDF file or zarr store)."
+            "distances to reference partitions) and the checks that apply (Hotelling-RS "
+            "p_value_all when states recur, the chain-agreement test when it cannot compare the "
+            "chains, the conditional check when its group is present), then one verdict line "
+            "combining them, for a saved InferenceData (netCDF file or zarr store)."
         ),
         epilog=(
-            "Exit status: 0 ok (with --fail-below: PASS); 1 FAIL (the deciding p_value_all < "
-            "ALPHA); 2 error; 3 NOT REACHED with --fail-below (the test could not decide, or an "
-            "R-hat above 1.01 / a bulk ESS below 100 per chain beside a test that did not reject)."
+            "Exit status: 0 ok (with --fail-below: PASS); 1 FAIL (the checks' combined p-value < "
+            "ALPHA); 2 error; 3 NOT REACHED with --fail-below (a check could not decide, one "
+            "chain (R-hat not computable), or an R-hat above 1.01 / a bulk ESS below 100 per "
+            "chain beside checks that did not reject)."
         ),
     )
     p.add_argument("path", help="InferenceData file (.nc) or zarr store (.zarr)")
@@ -123,8 +126,8 @@ def _parser():
         type=_alpha,
         default=None,
         metavar="ALPHA",
-        help="level of the verdict, and exit with its status: 0 PASS, 1 FAIL (the deciding "
-        "p_value_all < ALPHA), 3 NOT REACHED (default: the verdict at 0.05 is printed, status 0)",
+        help="level of the verdict, and exit with its status: 0 PASS, 1 FAIL (the checks' "
+        "combined p-value < ALPHA), 3 NOT REACHED (default: the verdict at 0.05 is printed, status 0)",
     )
     p.add_argument("--round", type=_int_at_least(0), default=3, dest="round_to", help="decimals, >= 0 (default 3)")
     return p

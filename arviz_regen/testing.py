@@ -19,6 +19,8 @@ __all__ = [
     "metropolis_chain",
     "spread_order",
     "excursion_chain",
+    "two_basin_chain",
+    "gibbs_chain",
     "make_idata",
     "zipf_probs",
     "BlockModel",
@@ -133,6 +135,85 @@ def excursion_chain(probs, n_chain, n_draw, rng, *, stay=0.5, max_step=1):
     rank_at[place] = np.arange(place.size)
     idx = metropolis_chain(probs[rank_at], n_chain, n_draw, rng, stay=stay, max_step=max_step)
     return rank_at[idx]
+
+
+def two_basin_chain(probs, n_chain, n_draw, rng, *, cross=1e-3):
+    """A correct chain that switches rarely between two basins of states.
+
+    States of even rank form one basin, odd ranks the other (so each basin holds top states).
+    Each draw proposes, with probability ``1 − cross``, a state uniform in the current basin and,
+    with probability ``cross``, one uniform in the other basin; Metropolis acceptance with
+    ``probs``. The proposal is symmetric (both basins have ``len(probs) / 2`` states), so the
+    chain is reversible with stationary law ``probs``; it starts from it. The basins are crossed
+    about ``cross`` × acceptance times per draw.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_chain, n_draw)
+    """
+    rng = np.random.default_rng(rng)
+    probs = np.asarray(probs, dtype=float)
+    if probs.size % 2:
+        raise ValueError("`probs` needs an even number of states (two basins of equal size).")
+    logp = np.log(probs / probs.sum())
+    basin = np.arange(probs.size) % 2
+    members = np.stack([np.flatnonzero(basin == b) for b in (0, 1)])
+    m = members.shape[1]
+    x = rng.choice(probs.size, size=n_chain, p=probs / probs.sum())
+    out = np.empty((n_chain, n_draw), dtype=np.int64)
+    for t in range(n_draw):
+        u = rng.random((3, n_chain))
+        b = basin[x] ^ (u[0] < cross)
+        y = members[b, np.minimum((u[1] * m).astype(np.int64), m - 1)]
+        x = np.where(np.log(u[2]) < logp[y] - logp[x], y, x)
+        out[:, t] = x
+    return out
+
+
+def gibbs_chain(states, logp_states, n_chain, n_draw, rng, *, thin=1):
+    """Exact single-item Gibbs sampler on a complete universe of partitions.
+
+    ``states`` must hold every partition of its items (canonical labels, e.g. all 4,140 of 8
+    items) with log unnormalized probabilities ``logp_states``. Each step picks an item at
+    random and draws its cluster from its full conditional (every existing cluster of the
+    other items, or a new one): the random-scan Gibbs sampler, reversible with stationary law
+    ∝ exp(logp). Stationary start; ``thin`` steps per draw.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n_chain, n_draw)
+        State indices.
+    """
+    rng = np.random.default_rng(rng)
+    states = np.asarray(states, dtype=np.int64)
+    logp = np.asarray(logp_states, dtype=float)
+    S, n = states.shape
+    where = {tuple(row): j for j, row in enumerate(states.tolist())}
+    nb = np.full((S, n, n + 1), -1, dtype=np.int64)
+    for j, row in enumerate(states.tolist()):
+        for i in range(n):
+            others = sorted({row[a] for a in range(n) if a != i})
+            for c, lab in enumerate(others + [max(row) + 1]):
+                moved = list(row)
+                moved[i] = lab
+                key = tuple(canonicalize(np.array([moved]))[0].tolist())
+                if key not in where:
+                    raise ValueError("`states` is not closed under single-item moves (not every partition).")
+                nb[j, i, c] = where[key]
+    w = np.where(nb >= 0, np.exp(logp[np.maximum(nb, 0)] - logp.max()), 0.0)
+    cum = np.cumsum(w, axis=-1)
+    p = np.exp(logp - logp.max())
+    x = rng.choice(S, size=n_chain, p=p / p.sum())
+    out = np.empty((n_chain, n_draw), dtype=np.int64)
+    rows = np.arange(n_chain)
+    for t in range(n_draw):
+        for _ in range(thin):
+            i = rng.integers(0, n, size=n_chain)
+            c = cum[x, i]
+            k = np.minimum((c < rng.random(n_chain)[:, None] * c[:, -1:]).sum(axis=1), n)
+            x = nb[x, i, k]
+        out[rows, t] = x
+    return out
 
 
 def make_idata(states, index, logp_states, var_name="z", logp_shift=0.0):

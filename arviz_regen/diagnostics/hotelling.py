@@ -82,6 +82,7 @@ class _Problems:
         self.no_df = []
         self.unseen = []
         self.few_pooled = []
+        self.rare_switching = []
 
 
 def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, min_tours, tol, problems):
@@ -154,10 +155,14 @@ def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, mi
     if kmax >= 2 and 0 < pooled_tours < MIN_TOURS:  # none at all: the no-tours warning says it
         problems.few_pooled.append(pooled_tours)
     if kmax >= 2 and pooled_tours >= MIN_TOURS:
+        # visits outside whole tours: every draw counts in the pooled test (tour_tests module notes)
+        partial = visits[:, top] - np.stack([p[0].sum(axis=0) for p in parts])
         verdict = all_chains_test(
             [p[0] for p in parts], [p[1] for p in parts], np.full(C, n_draw), q, np.minimum(ks, kmax),
-            n_rep=n_rep, seed=seeds[C],
+            partial=partial, n_rep=n_rep, seed=seeds[C],
         )
+        if verdict["rare_switching"] and C > 1:
+            problems.rare_switching.append(verdict["longest_share"])
     else:
         verdict = {name: np.full(nK, np.nan) for name in _VERDICT}
     res.update({name: verdict[name] for name in _VERDICT})
@@ -246,9 +251,12 @@ def hotelling_rs(
         (states used in T² − 1; 0: no test), ``log_z`` (log Ẑ on the scale of ``logp_var``),
         ``n_tours``;
         ``tours_visiting`` (``chain``, ``rank``): whole tours in which each top state was visited.
-        For all chains (dims (``k``) (+ ``draw``)): ``p_value_all`` (the verdict: min-p combination
-        of the two below), ``p_value_pooled`` (pooled tours), ``p_value_agreement`` (chains agree
-        on the top states, the mass of the regeneration state and the draws outside tours).
+        For all chains (dims (``k``) (+ ``draw``)): ``p_value_all`` (one p-value for all chains:
+        Simes' combination of the three below), ``p_value_pooled`` (all draws of all chains, in
+        tour units), ``p_value_agreement`` (chains agree on the top states),
+        ``p_value_recurrence`` (chains agree on the mass of the regeneration state); the last
+        two are NaN with one chain, and when the chains switch rarely between regions of the
+        state space (warned; :mod:`arviz_regen.base.tour_tests`).
         ``top_state_labels`` (``rank``, ``item``). NaN where there is no test, always with a
         warning that says why.
 
@@ -266,11 +274,11 @@ def hotelling_rs(
     Under convergence whole tours are iid, so they are resampled: per chain, R tours drawn with
     replacement give one replicate of T² of the visits per tour, centred at the observed means
     and studentized by the replicate's own covariance (a bootstrap-t). For the all-chains
-    verdict, pseudo-chains of each chain's length are built from the pooled tours with a
-    stationary start, and two statistics are computed on them: X² of the pooled counts and
-    Pearson's homogeneity X² across chains of how each chain's draws split into the top states,
-    other states within whole tours, and draws outside whole tours. Their minimum p-value is
-    calibrated on the same replicates.
+    verdict (:func:`arviz_regen.base.tour_tests.all_chains_test`): the pooled test is the per-chain
+    bootstrap-t T² on the whole tours of all chains plus, per chain, its draws outside whole
+    tours as one more unit (every draw counts, so the statistic is centred for any chain
+    length); agreement is a permutation test of the tours across chains; recurrence a renewal
+    bootstrap of pseudo-chains of each chain's length.
 
     Examples
     --------
@@ -359,7 +367,7 @@ def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var,
                 if method == "bootstrap"
                 else "chi-square limit of Hotelling-RS T² (Asgharian, Lysy & Partovi Nia 2019)"
             ),
-            "verdict_reference": "renewal bootstrap of the pooled tours (min-p of pooled and agreement X²)",
+            "verdict_reference": "Simes of: bootstrap-t T² of all draws in tour units (pooled), permutation X² of the tours across chains (agreement), renewal bootstrap (recurrence)",
             "n_bootstrap": int(n_bootstrap),
             "random_seed": -1 if random_seed is None else int(random_seed),
             "pooled": int(bool(pooled)),
@@ -447,6 +455,19 @@ def _warn(problems, pdraws, ks_req, method, min_tours):
             f"p_value_all would rest on too little (it needs >= {MIN_TOURS}) and is NaN (no verdict). "
             "States hardly recur: run longer, or use arviz_regen.chain_agreement (regen_summary "
             "does), which needs no recurring states.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if problems.rare_switching:
+        from ..base.tour_tests import N_LONGEST
+
+        warnings.warn(
+            f"The chains switch rarely between regions of the state space: the {N_LONGEST} longest "
+            f"whole tours hold {problems.rare_switching[0]:.0%} of the whole-tour draws, and a "
+            "tour spans much of a chain. The "
+            "agreement and recurrence parts of p_value_all would rest on a handful of excursions "
+            "and are not run (NaN); p_value_all is the pooled test alone. Run longer to compare "
+            "the chains by their tours; arviz_regen.chain_agreement compares them by their traces.",
             UserWarning,
             stacklevel=3,
         )

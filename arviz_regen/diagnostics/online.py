@@ -4,8 +4,9 @@ The paper's open problem ("establishing at each iteration, or batch of iteration
 another one is required"). At checkpoints t_1 < t_2 < … (a geometric grid of draws per chain)
 the rule looks at the first t_j draws of every chain, without look-ahead, and asks two things:
 
-(a) *Verdict.* The all-chains Hotelling-RS verdict ``p_value_all`` (for each K; Bonferroni over
-    the K values) at level α_j, taken once every top state has been visited in at least
+(a) *Verdict.* The all-chains Hotelling-RS verdict ``p_value_all`` (combined over the K values
+    by Simes' combination (:func:`arviz_regen.base.tour_tests.simes`), as in
+    :func:`arviz_regen.regen_summary`) at level α_j, taken once every top state has been visited in at least
     :data:`arviz_regen.diagnostics.hotelling.MIN_TOURS_VISITING` tours (pooled over chains). Looking at J checkpoints is J tests, so the level is spent:
     α_j = α / J over the J checkpoints of the grid (Bonferroni over the looks). Whatever the
     dependence between looks, P(a correct sampler is ever flagged) ≤ Σ α_j = α. The bootstrap
@@ -111,8 +112,9 @@ class _Rule:
         if self.checkpoints.ndim != 1 or self.checkpoints.size == 0 or np.any(np.diff(self.checkpoints) <= 0):
             raise ValueError("`checkpoints` must be a non-empty increasing sequence of draw counts.")
         self.alpha_look = self.alpha / self.checkpoints.size
-        # a Monte Carlo p-value is at least 1/(B + 1), and the verdict is a Simes combination of
-        # three (at least 3/(B + 1)): it can fall below the level only with B well above 3/level
+        # a Monte Carlo p-value is at least 1/(B + 1), p_value_all a Simes combination of three
+        # (at least 3/(B + 1)) and the verdict their Simes combination over K (at most K times
+        # the smallest): it can fall below the level only with B well above 3K/level
         self.n_bootstrap = max(int(n_bootstrap), int(math.ceil(6 / (self.alpha_look / len(self.k)))))
         self.random_seed = random_seed
         self.z = float(_normal_quantile(0.5 + self.confidence / 2))
@@ -128,13 +130,15 @@ class _Rule:
                 labels, logp=logp, k=self.k, n_bootstrap=self.n_bootstrap, random_seed=self.random_seed
             )
             cc = coclustering(labels, logp=logp, combined=True)
+        from ..base.tour_tests import simes
+
         p_all = np.atleast_1d(hot["p_value_all"].values)
-        level = self.alpha_look / len(self.k)
+        level = self.alpha_look
         # a look counts once every top state was seen in a few tours (the diagnostic's own
         # "too few" threshold): earlier, the verdict rests on a handful of excursions
         visiting = hot["tours_visiting"].values.sum(axis=0)[: max(self.k)]
         reached = bool(np.all(np.isfinite(p_all))) and bool(np.all(visiting >= self.min_tours))
-        flagged = reached and bool(np.any(p_all < level))
+        flagged = reached and float(simes(p_all)) < level
         n = cc["rho"].shape[-1]
         iu = np.triu_indices(n, 1)
         rho = np.asarray(cc["rho"].values)[iu]

@@ -1,12 +1,14 @@
-"""One table and one verdict: the deciding test beside R-hat and ESS of traces that see the partition.
+"""One table and one verdict: every check that applies, combined, beside R-hat and ESS of traces that see the partition.
 
 Rows: ArviZ's mean, sd, bulk/tail ESS and rank-normalized split R-hat of the scalar traces of
 :func:`arviz_regen.partition_traces` (``n_clusters``, ``partition_logp``, and the VI and Binder
-distances of each draw to reference partitions), then the rows of the test that decides for the
-size at hand (:mod:`arviz_regen.diagnostics.verdict`): ``hotelling_rs[k=K]`` when states recur, else
-``chain_agreement`` (also for hierarchical draws, whose ``partition_logp`` is not a function of
-the partition: Hotelling-RS needs a fixed target). Tests that do not decide are not printed: a p-value beside the verdict is
-always the verdict's.
+distances of each draw to reference partitions), then the rows of the checks
+(:mod:`arviz_regen.diagnostics.verdict`): ``hotelling_rs[k=K]`` when states recur (not for hierarchical
+draws, whose ``partition_logp`` is not a function of the partition: Hotelling-RS needs a fixed
+target), ``chain_agreement`` when Hotelling-RS cannot compare two or more chains, and
+``conditional_check`` when the
+``conditional_checks`` group is present. The verdict combines their p-values (multiplicity
+across K and checks accounted for).
 """
 
 from __future__ import annotations
@@ -17,12 +19,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..base.tour_tests import N_LONGEST
 from ..estimates.traces import partition_traces
 from ..xr.draws import load_partition, to_inference_data
 from ..xr.regeneration import SampledHyperparametersWarning
 from .agreement import chain_agreement
 from .hotelling import hotelling_rs
-from .verdict import decide, recurrence
+from .verdict import MEANING, Check, agreement_check, conditional_check_adapter, decide, hotelling_check, recurrence
 
 __all__ = ["regen_summary"]
 
@@ -66,6 +69,24 @@ def _hotelling_rows(ds, ks):
         row["tours_visiting_min"] = int(visiting[:, :used].min()) if used else 0
         rows.append(pd.Series(row, name=f"hotelling_rs[k={int(kk)}]"))
     return rows
+
+
+def _rare_switching(hot, n_chain):
+    """Why the chains cannot be compared by their tours (rare switching), or None.
+
+    Hotelling-RS leaves its agreement and recurrence parts out when a few long tours hold much
+    of the draws (:mod:`arviz_regen.base.tour_tests`); the chain-agreement test's batch means are no
+    better then (30 % of correct chains crossing two basins about 5 times in 10,000 draws were
+    rejected): the chains are not compared, and the verdict is not reached.
+    """
+    if n_chain < 2 or "p_value_agreement" not in hot:
+        return None
+    if np.isfinite(np.asarray(hot["p_value_agreement"].values, dtype=float)).any():
+        return None
+    return (
+        f"the chains switch rarely between regions of the state space (the {N_LONGEST} longest "
+        "whole tours hold much of the draws): too few crossings to compare the chains; run longer"
+    )
 
 
 def _agreement_row(ds):
@@ -128,7 +149,7 @@ def regen_summary(
     -------
     pandas.DataFrame
         One row per trace (columns ``mean sd ess_bulk ess_tail r_hat``; ArviZ's
-        rank-normalized split R-hat and bulk/tail ESS), then the rows of the deciding test:
+        rank-normalized split R-hat and bulk/tail ESS), then the rows of the checks:
 
         - states recur (every chain has at least :data:`arviz_regen.xr.regeneration.MIN_TOURS`
           whole tours): one row ``hotelling_rs[k=K]`` per K with ``p_value_all`` (**the
@@ -137,16 +158,22 @@ def regen_summary(
           of a chain) and ``tours_visiting_min`` (fewest whole tours, of any chain, visiting one
           of the K top states). Per-chain p-values are in :func:`arviz_regen.hotelling_rs`:
           they are K × chains tests without multiplicity control, not a verdict.
-        - otherwise, or when ``partition_logp`` differs between draws of the same partition
-          (hyperparameters sampled alongside; with a warning): one row ``chain_agreement``
+        - with two or more chains that Hotelling-RS cannot compare (states do not recur,
+          hierarchical draws, no log posterior): one row ``chain_agreement``
           (:func:`arviz_regen.chain_agreement`) with
-          ``p_value_all`` (the verdict), ``p_value_traces``, ``p_value_coclustering``,
+          ``p_value_all``, ``p_value_traces``, ``p_value_coclustering``,
           ``n_pairs``, ``n_pairs_disagreeing``, ``n_batches`` and ``batch_size``.
+        - with a ``conditional_checks`` group: one row ``conditional_check`` (its combined
+          ``p_value_all``, :func:`arviz_regen.conditional_check`).
 
-        ``table.attrs``: ``verdict`` (one line: PASS, FAIL or NOT REACHED at ``alpha``, the
-        deciding test and why it decides), ``verdict_status``, ``decided_by``. A PASS needs the
-        test not to reject *and* every R-hat in the table at most 1.01 and every bulk ESS at
-        least 100 per chain (:mod:`arviz_regen.diagnostics.verdict`).
+        ``table.attrs``: ``verdict`` (one line: PASS, FAIL or NOT REACHED at ``alpha``, which
+        check failed and what that means, or why no verdict was reached), ``verdict_status``,
+        ``decided_by`` (the checks combined, or the failing ones), ``verdict_p_value`` (their
+        Bonferroni combination; Hotelling-RS enters as Simes' combination over K) and
+        ``checks`` (per check: p-value, status, note). A PASS needs the combination not to
+        reject, every check that applies to decide, *and* every R-hat in the table at most 1.01
+        and every bulk ESS at least 100 per chain; with one chain R-hat cannot be computed, so
+        the verdict is NOT REACHED (:mod:`arviz_regen.diagnostics.verdict`).
 
     Raises
     ------
@@ -207,17 +234,38 @@ def regen_summary(
             for w in caught:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     rows, agree = [], None
+    hot_check = hotelling_check(hot, missing)
+    if hot_check.status == "absent" or pdraws.n_chain < 2:
+        compared = None  # chain agreement compares the chains when Hotelling-RS cannot
+    else:
+        rare = _rare_switching(hot, pdraws.n_chain)
+        compared = rare is None
     if hot is not None and recurrence(hot)[0]:
         rows = _hotelling_rows(hot, np.atleast_1d(k))
-    else:
+    if compared is None and pdraws.n_chain >= 2:
         agree = chain_agreement(pdraws, traces=traces, n_permutations=n_permutations, pairs=pairs,
                                 random_seed=0 if random_seed is None else random_seed, alpha=alpha)
-        rows = [_agreement_row(agree)]
-    verdict = decide(hot, agree, table, pdraws.n_chain, alpha, missing)
+        rows.append(_agreement_row(agree))
+    if compared is None:
+        agree_check = agreement_check(agree, pdraws.n_chain)
+    elif compared:
+        agree_check = Check("chain_agreement", float("nan"), MEANING["chain_agreement"], "absent",
+                            "compared by Hotelling-RS p_value_all (agreement and recurrence parts)")  # fmt: skip
+    else:
+        agree_check = Check("chain_agreement", float("nan"), MEANING["chain_agreement"], "undecided", rare)
+    conditional = conditional_check_adapter(data, pdraws.name, coords)
+    if conditional.status != "absent":
+        rows.append(pd.Series({"p_value_all": conditional.p_value}, name="conditional_check"))
+    checks = [hot_check, agree_check, conditional]
+    verdict = decide(checks, table, pdraws.n_chain, alpha)
     table = pd.concat([table, pd.DataFrame(rows)], axis=0)
     if round_to is not None:
         table = table.round(round_to)
-    table.attrs.update({"verdict": verdict.line, "verdict_status": verdict.status, "decided_by": verdict.method})
+    table.attrs.update({
+        "verdict": verdict.line, "verdict_status": verdict.status, "decided_by": verdict.method,
+        "verdict_p_value": verdict.p_value,
+        "checks": {c.name: {"p_value": c.p_value, "status": c.status, "note": c.note} for c in verdict.checks},
+    })  # fmt: skip
     return table
 
 

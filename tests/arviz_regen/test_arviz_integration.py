@@ -137,7 +137,8 @@ def test_summary_table(idata):
     np.testing.assert_allclose(chi2.loc["hotelling_rs[k=2]", "p_value_all"], ref.p_value_all.sel(k=2).item())
     # Monte Carlo p-values: at least 1/(n_bootstrap + 1), at most 1
     vals = table.loc["hotelling_rs[k=2]", verdict[1:3]].astype(float).values
-    assert np.all((vals >= 1 / 200) & (vals <= 1))
+    # (agreement is NaN when a tour spans a fifth of a chain: rare switching, see tour_tests)
+    assert np.isfinite(vals[0]) and np.all((vals[np.isfinite(vals)] >= 1 / 200) & (vals[np.isfinite(vals)] <= 1))
     # n_clusters recomputed from the labels when not recorded
     no_nc = from_datasets({
         "posterior": get_group(idata, "posterior"),

@@ -154,7 +154,8 @@ def test_unexpected_error_is_status_2_not_1(good, tmp_path, capsys, monkeypatch)
 def test_verdict_rules():
     import xarray as xr
 
-    from arviz_regen.diagnostics.verdict import decide
+    from arviz_regen.base.tour_tests import simes
+    from arviz_regen.diagnostics.verdict import agreement_check, decide, hotelling_check
 
     def hot(p, n_tours=(50, 60)):
         return xr.Dataset(
@@ -162,27 +163,34 @@ def test_verdict_rules():
             coords={"k": [2, 3][: len(p)], "chain": [0, 1]},
         )
 
-    stats = pd.DataFrame({"r_hat": [1.001, 1.004], "ess_bulk": [900.0, 800.0]}, index=["n_clusters", "vi_ref0"])
-    assert decide(hot([0.2, 0.05]), None, stats, 2).status == "PASS"  # at least alpha passes
-    v = decide(hot([0.2, 0.0496]), None, stats, 2)  # judged on unrounded p-values
-    assert v.status == "FAIL" and "k=3" in v.line and v.exit_status == EXIT_FAIL
-    assert decide(hot([np.nan, 0.01]), None, stats, 2).status == "FAIL"  # a failure is a verdict
-    assert decide(hot([np.nan, np.nan]), None, stats, 2).status == "NOT REACHED"
+    def verdict(p, stats, agree=None, n_tours=(50, 60)):
+        return decide([hotelling_check(hot(p, n_tours)), agreement_check(agree, 2)], stats, 2)
+
+    stats = pd.DataFrame({"sd": [1.0, 1.0], "r_hat": [1.001, 1.004], "ess_bulk": [900.0, 800.0]}, index=["n_clusters", "vi_ref0"])
+    assert verdict([0.2, 0.3], stats).status == "PASS"
+    # the K values are combined (Simes), not their minimum taken: 0.0496 at one K is no FAIL
+    v = verdict([0.2, 0.0496], stats)
+    assert v.status == "PASS" and v.p_value == pytest.approx(float(simes(np.array([0.2, 0.0496]))))
+    v = verdict([0.2, 0.004], stats)
+    assert v.status == "FAIL" and "k=3: 0.004" in v.line and v.exit_status == EXIT_FAIL
+    assert "hotelling_rs (p=" in v.line and "wrong proportions" in v.line  # which check and what it means
+    assert verdict([np.nan, 0.01], stats).status == "FAIL"  # a failure is a verdict
+    assert verdict([np.nan, np.nan], stats).status == "NOT REACHED"
     # a failing R-hat or too small an ESS beside a test that does not reject: never a pass
     bad = stats.assign(r_hat=[1.03, 1.0])
-    v = decide(hot([0.4, 0.5]), None, bad, 2)
+    v = verdict([0.4, 0.5], bad)
     assert v.status == "NOT REACHED" and "R-hat of n_clusters is 1.030 > 1.01" in v.line and v.exit_status == EXIT_NO_VERDICT
-    v = decide(hot([0.4, 0.5]), None, stats.assign(ess_bulk=[150.0, 900.0]), 2)
+    v = verdict([0.4, 0.5], stats.assign(ess_bulk=[150.0, 900.0]))
     assert v.status == "NOT REACHED" and "bulk ESS of n_clusters" in v.line
     # but a rejection is a FAIL whatever R-hat says
-    assert decide(hot([0.01, 0.5]), None, bad, 2).status == "FAIL"
+    assert verdict([0.001, 0.5], bad).status == "FAIL"
     # too few tours: the chain-agreement test decides, and says why
     agree = xr.Dataset({"p_value_all": 0.3, "p_value_traces": 0.3, "p_value_coclustering": 0.5, "n_pairs_disagreeing": 0})
     agree.attrs.update(decided=1)
-    v = decide(hot([0.018, 0.5], n_tours=(2, 0)), agree, stats, 2)
+    v = verdict([0.018, 0.5], stats, agree, n_tours=(2, 0))
     assert v.status == "PASS" and v.method == "chain_agreement" and "chain 1 has 0 whole tours" in v.line
     agree.attrs.update(decided=0, reason="the chains are too short")
-    v = decide(hot([0.018, 0.5], n_tours=(2, 0)), agree, stats, 2)
+    v = verdict([0.018, 0.5], stats, agree, n_tours=(2, 0))
     assert v.status == "NOT REACHED" and "too short" in v.line
 
 

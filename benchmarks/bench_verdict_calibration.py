@@ -1,0 +1,171 @@
+"""Level of every p-value and of the verdict on correct chains (issue 25, deliverable 2).
+
+Run: ``python benchmarks/bench_verdict_calibration.py [--runs N] [--designs a,b] [--json PATH]``.
+Fixed seeds. For each design of *correct* chains, 1 and 4 chains, ``N`` runs (default 500, so
+that 2 binomial SE of a 5 % rate is below 2 %): the rejection rate at α = 0.05 of Hotelling-RS
+``p_value_all`` per K, of its parts (pooled, agreement, recurrence) at K = 2, of the chain
+agreement test, of each check's p-value as the verdict reads it, and the verdict of
+:func:`arviz_regen.regen_summary` (FAIL / NOT REACHED rates), each with its binomial SE.
+
+Designs:
+
+- ``exact8``: independent exact draws from the posterior of 8 items, DP(1), NIG
+  (``pmp.exact_posterior``: all 4,140 partitions), 5,000 draws per chain (needs PyMC);
+- ``gibbs8``: the exact random-scan Gibbs sampler on that posterior (one item per step, 8 steps
+  per draw), 5,000 draws;
+- ``basin_*``: 30 states (π ∝ 1/rank) in two basins crossed rarely
+  (:func:`arviz_regen.testing.two_basin_chain`), 10,000 draws; ``cross`` 1e-3, 3e-3, 1e-2 give
+  about 5, 15 and 45 crossings per chain;
+- ``excursion``: top states reached through long excursions (:func:`excursion_chain`), 10,000 draws;
+- ``sticky``: a very sticky Metropolis chain (stay 0.95, steps ±1; large Monte Carlo error),
+  5,000 draws.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+import arviz_regen
+from arviz_regen.base.tour_tests import simes
+from arviz_regen.testing import (
+    excursion_chain,
+    gibbs_chain,
+    iid_chain,
+    make_idata,
+    metropolis_chain,
+    random_partitions,
+    two_basin_chain,
+)
+
+ALPHA = 0.05
+KS = [2, 3, 5, 10]
+N_STATES = 30
+PROBS = 1.0 / np.arange(1, N_STATES + 1)
+PROBS /= PROBS.sum()
+
+
+def exact8():
+    """All partitions of 8 items and their log posterior: DP(1), NIG, three groups of data."""
+    import pymc as pm
+
+    import pymc_partition as pmp
+    from pymc_partition.exact import exact_posterior
+
+    rng = np.random.default_rng(8)
+    y = np.array([-1.0, 0.0, 1.2])[np.arange(8) % 3] + rng.normal(0, 0.8, 8)
+    with pm.Model() as model:
+        z = pmp.Partition("z", n_items=8, prior=pmp.DirichletProcess(alpha=1.0))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.families.NormalInverseGamma(mu0=0.0, kappa0=0.5, alpha0=2.0, beta0=1.0), observed=y)
+    ex = exact_posterior(model, progressbar=False)
+    labels, probs = ex.top(ex.n_states)
+    return labels, np.log(probs)
+
+
+def designs(names):
+    """name -> (states, logp, draw(n_chain, n_draw, seed), n_draw)."""
+    universe = random_partitions(N_STATES, 8, np.random.default_rng(1))
+    lp30 = np.log(PROBS)
+    out = {}
+    for cross, tag in ((1e-3, "basin_1e-3"), (3e-3, "basin_3e-3"), (1e-2, "basin_1e-2")):
+        out[tag] = (universe, lp30, lambda C, T, s, c=cross: two_basin_chain(PROBS, C, T, s, cross=c), 10_000)
+    out["excursion"] = (universe, lp30, lambda C, T, s: excursion_chain(PROBS, C, T, np.random.default_rng(s), stay=0.0, max_step=1), 10_000)
+    out["sticky"] = (universe, lp30, lambda C, T, s: metropolis_chain(PROBS, C, T, np.random.default_rng(s), stay=0.95, max_step=1), 5_000)
+    if {"exact8", "gibbs8"} & set(names):
+        labels, lp = exact8()
+        p8 = np.exp(lp - lp.max())
+        p8 /= p8.sum()
+        out["exact8"] = (labels, lp, lambda C, T, s: iid_chain(p8, C, T, np.random.default_rng(s)), 5_000)
+        out["gibbs8"] = (labels, lp, lambda C, T, s: gibbs_chain(labels, lp, C, T, s, thin=8), 5_000)
+    return {k: out[k] for k in names}
+
+
+def fast_run(states, lp, index, seed):
+    """Hotelling-RS and the verdict's FAIL decision from it (no R-hat, no chain agreement)."""
+    from arviz_regen.diagnostics.summary import _rare_switching
+    from arviz_regen.diagnostics.verdict import Check, decide, hotelling_check
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hot = arviz_regen.hotelling_rs(make_idata(states, index, lp), k=KS, n_bootstrap=199, random_seed=seed)
+    row = {f"p_all[k={k}]": float(hot.p_value_all.sel(k=k)) for k in KS}
+    for part in ("pooled", "agreement", "recurrence"):
+        row[f"p_{part}[k=2]"] = float(hot[f"p_value_{part}"].sel(k=2))
+    check = hotelling_check(hot)
+    row["hotelling (Simes over K)"] = check.p_value
+    rare = _rare_switching(hot, index.shape[0])
+    extra = [] if rare is None else [Check("chain_agreement", np.nan, "", "undecided", rare)]
+    v = decide([check, *extra], None, index.shape[0], ALPHA)
+    row["verdict p"] = v.p_value
+    row["status"] = v.status if v.status == "FAIL" or index.shape[0] > 1 else "NOT REACHED"
+    return row
+
+
+def one_run(states, lp, index, seed):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = arviz_regen.regen_summary(make_idata(states, index, lp), k=KS, n_bootstrap=199,
+                                          n_permutations=199, random_seed=seed)
+    checks = table.attrs["checks"]
+    row = {"status": table.attrs["verdict_status"]}
+    hot = [f"hotelling_rs[k={k}]" for k in KS]
+    if hot[0] in table.index:
+        for k, name in zip(KS, hot):
+            row[f"p_all[k={k}]"] = float(table.loc[name, "p_value_all"])
+        for part in ("pooled", "agreement", "recurrence"):
+            row[f"p_{part}[k=2]"] = float(table.loc[hot[0], f"p_value_{part}"])
+        row["hotelling (Simes over K)"] = float(simes(np.array([row[f"p_all[k={k}]"] for k in KS])))
+    for name in ("chain_agreement", "conditional_check"):
+        row[name] = checks.get(name, {}).get("p_value", np.nan)
+    row["verdict p"] = table.attrs["verdict_p_value"]
+    return row
+
+
+def rate(x):
+    x = np.asarray(x, dtype=bool)
+    return f"{100 * x.mean():5.1f} ± {100 * np.sqrt(max(x.mean() * (1 - x.mean()), 1e-12) / x.size):3.1f}"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=500)
+    ap.add_argument("--designs", default="exact8,gibbs8,basin_1e-3,basin_3e-3,basin_1e-2,excursion,sticky")
+    ap.add_argument("--chains", default="1,4")
+    ap.add_argument("--json")
+    ap.add_argument("--fast", action="store_true", help="Hotelling-RS only: FAIL rates without R-hat / chain agreement")
+    args = ap.parse_args(argv)
+    results = {}
+    for name, (states, lp, draw, n_draw) in designs(args.designs.split(",")).items():
+        for C in (int(c) for c in args.chains.split(",")):
+            t0 = time.time()
+            index = draw(args.runs * C, n_draw, 1000 * C + 7).reshape(args.runs, C, n_draw)
+            run = fast_run if args.fast else one_run
+            rows = [run(states, lp, index[r], r) for r in range(args.runs)]
+            keys = [k for k in rows[0] if k != "status"]
+            print(f"\n{name}, {C} chain(s) x {n_draw} draws, {args.runs} runs ({time.time() - t0:.0f} s): % rejected at α = {ALPHA} ± 1 SE")
+            res = {}
+            for k in keys:
+                v = np.array([r.get(k, np.nan) for r in rows], dtype=float)
+                if np.isfinite(v).any():
+                    res[k] = (float(np.mean(v < ALPHA)), float(np.mean(np.isnan(v))))
+                    print(f"  {k:28s} {rate(v < ALPHA)}   (not run: {100 * np.mean(np.isnan(v)):.0f} %)")
+            st = np.array([r["status"] for r in rows])
+            for s in ("FAIL", "NOT REACHED", "PASS"):
+                print(f"  verdict {s:20s} {rate(st == s)}")
+                res[f"verdict {s}"] = float(np.mean(st == s))
+            results[f"{name}/C={C}"] = res
+            sys.stdout.flush()
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()

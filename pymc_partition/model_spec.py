@@ -612,9 +612,12 @@ def hyperparameter_block(model, vars, point):
                 "them with NUTS (pm.NUTS([...]))."
             )
     if len(owners) != 1:
+        shared = ("; a variable shared by several partitions is sampled by pm.NUTS([...]) (what "
+                  "pm.sample() assigns it), e.g. step=[pm.NUTS([" + ", ".join(repr(n) for n in names)
+                  + "])] beside the partition steps") if len(owners) > 1 else ""  # fmt: skip
         raise ValueError(
             f"{names} must hang off exactly one pmp.Partition (its prior's parameters, its "
-            f"family's hyperparameters or their hyperpriors); they hang off {len(owners)}."
+            f"family's hyperparameters or their hyperpriors); they hang off {len(owners)}{shared}."
         )
     prv, terms, prior_graphs, hyper, stats_graphs = owners[0]
     S = pt.dmatrix("S")

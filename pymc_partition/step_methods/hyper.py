@@ -11,7 +11,7 @@ from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 
-from .._symbolic import hyperparameter_role
+from .._symbolic import hyperparameter_owners, hyperparameter_role
 from ..engine.compile import compile_density
 from ..engine.hyper import HyperparameterKernel
 from ..model_spec import hyperparameter_block
@@ -193,6 +193,8 @@ class PartitionHyperparameters(BlockedStep):
 
     @staticmethod
     def competence(var, has_grad):
-        if hyperparameter_role(var) == "cluster" and str(var.dtype).startswith("float"):
+        # a variable shared by several partitions is left to NUTS: its conditional needs them all
+        if (hyperparameter_role(var) == "cluster" and str(var.dtype).startswith("float")
+                and hyperparameter_owners(var) <= 1):  # fmt: skip
             return Competence.IDEAL
         return Competence.INCOMPATIBLE

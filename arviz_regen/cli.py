@@ -62,7 +62,17 @@ def open_inference_data(path, chunks=None):
         raise FileNotFoundError(f"no such file or directory: {path}")
     is_zarr = path.is_dir() or path.suffix == ".zarr"
     if arviz_major() != 0:
-        tree = xr.open_datatree(str(path), engine="zarr" if is_zarr else None, chunks=chunks)
+        try:
+            tree = xr.open_datatree(str(path), engine="zarr" if is_zarr else None, chunks=chunks)
+        except (ValueError, OSError) as err:  # xarray's "consider installing IO dependencies"
+            kind = "zarr store" if is_zarr else "netCDF file"
+            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            if "IO backends" in str(err) or "IO dependencies" in str(err):
+                reason = "no netCDF or zarr reader recognises its content"
+            raise ValueError(
+                f"{path} is not a {kind} of draws that can be read ({reason}): save the "
+                "InferenceData with to_netcdf or to_zarr."
+            ) from err
         if not tree.children:
             raise ValueError(f"{path} holds no groups (expected `posterior` and `sample_stats`).")
         return tree

@@ -75,3 +75,23 @@ def test_repeated_coordinates_of_a_damaged_store_are_refused():
     damaged = tree["posterior"].to_dataset().assign_coords(chain=[0, 0])
     with pytest.raises(ValueError, match="repeated 'chain' coordinates.*damaged"):
         load_partition(damaged)
+
+
+def test_summary_refuses_cluster_counts_that_contradict_the_labels():
+    """Issue 26, case 3: sample_stats['n_clusters'] of 2.5 on average against one cluster in the
+    labels (fill values of a damaged store) passed; reversed draws with their coordinates are the
+    same draws."""
+    labels, logp = _draws()
+    counts = (labels.max(axis=-1) + 1).astype(float)
+
+    def tree(n_clusters, draw=None):
+        t = _with_logp(labels, logp)
+        stats = t["sample_stats"].to_dataset()
+        stats["n_clusters"] = (("chain", "draw"), n_clusters)
+        if draw is not None:
+            stats = stats.isel(draw=draw)
+        return xr.DataTree.from_dict({"posterior": t["posterior"].to_dataset(), "sample_stats": stats})
+
+    arviz_regen.regen_summary(tree(counts, draw=np.arange(40)[::-1]), n_bootstrap=19, n_permutations=19)
+    with pytest.raises(ValueError, match=r"n_clusters'\] disagrees with the clusters of the posterior labels"):
+        arviz_regen.regen_summary(tree(counts + 1.5), n_bootstrap=19, n_permutations=19)

@@ -6,47 +6,57 @@ package makes ``az.hotelling_rs`` (and the other public functions) available on 
 namespace, next to ``az.rhat`` and ``az.ess``, and the ``.regen`` accessors on xarray objects: at
 once when ArviZ and xarray are loaded, else as soon as they are. The functions themselves are
 imported on first use.
+
+Layout (each tier imports only the ones above it):
+
+- :mod:`arviz_regen.base`: array kernels, numpy in and out (numba where it pays), no xarray;
+- :mod:`arviz_regen.xr`: input conversion and validation, regeneration tours, results with dims;
+- :mod:`arviz_regen.estimates`, :mod:`arviz_regen.diagnostics`: the public functions, exported
+  here; :mod:`arviz_regen.plots`, :mod:`arviz_regen.cli`, :mod:`arviz_regen.accessor` on top.
+
+Public surface for packages built on this one (``pymc_partition`` uses only these):
+:mod:`arviz_regen.base.state` (canonical labels, state keys), :mod:`arviz_regen.xr.containers`
+(``get_group``, ``add_group``, ``group_names``, ``is_datatree``, ... on both ArviZ generations),
+:func:`arviz_regen.diagnostics.online.active_monitor`, and the names of ``__all__`` below.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-import sys
-import types
 
-from ._after_import import when_imported
+from .compat.import_hooks import when_imported
 
 #: public name -> the submodule that defines it (loaded on first use: ``import arviz_regen``
 #: imports neither ArviZ nor xarray, so ``arviz-regen-summary`` answers its arguments at once)
 _API = {
-    "coclustering": "coclustering",
-    "credible_ball": "credible_ball",
-    "partition_loss": "partition_loss",
-    "point_estimate": "point_estimate",
-    "Consensus": "consensus",
-    "binder_loss": "consensus",
-    "consensus": "consensus",
-    "consensus_partition": "consensus",
-    "rs_estimate": "estimates",
-    "top_states": "estimates",
-    "hotelling_rs": "hotelling",
-    "chain_agreement": "agreement",
-    "partition_traces": "traces",
-    "StopWhenConverged": "online",
-    "checkpoint_grid": "online",
-    "when_converged": "online",
-    "plot_coclustering": "plots",
-    "plot_coclustering_trace": "plots",
-    "plot_hotelling_rs": "plots",
-    "plot_point_estimate": "plots",
-    "plot_top_states": "plots",
-    "regen_summary": "summary",
-    "rs_mean_cov": "tours",
-    "rs_mean_se": "tours",
-    "batch_means": "batch_means",
-    "NonRecurrenceWarning": "regeneration",
-    "SampledHyperparametersWarning": "regeneration",
+    "coclustering": "estimates.coclustering",
+    "credible_ball": "estimates.credible_ball",
+    "partition_loss": "base.partition_loss",
+    "point_estimate": "estimates.point_estimate",
+    "Consensus": "estimates.consensus",
+    "binder_loss": "estimates.consensus",
+    "consensus": "estimates.consensus",
+    "consensus_partition": "estimates.consensus",
+    "rs_estimate": "estimates.rs_estimate",
+    "top_states": "estimates.rs_estimate",
+    "hotelling_rs": "diagnostics.hotelling",
+    "chain_agreement": "diagnostics.agreement",
+    "partition_traces": "estimates.traces",
+    "StopWhenConverged": "diagnostics.online",
+    "checkpoint_grid": "diagnostics.online",
+    "when_converged": "diagnostics.online",
+    "plot_coclustering": "plots.partition_plots",
+    "plot_coclustering_trace": "plots.partition_plots",
+    "plot_hotelling_rs": "plots.partition_plots",
+    "plot_point_estimate": "plots.partition_plots",
+    "plot_top_states": "plots.partition_plots",
+    "regen_summary": "diagnostics.summary",
+    "rs_mean_cov": "base.tours",
+    "rs_mean_se": "base.tours",
+    "batch_means": "base.batch_means",
+    "NonRecurrenceWarning": "xr.regeneration",
+    "SampledHyperparametersWarning": "xr.regeneration",
 }
 
 __version__ = "0.1.0"
@@ -110,21 +120,6 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    """The package's module type: after importing a submodule, the import system binds it on
-    the package (``arviz_regen.consensus = <module>``); where a public function has its
-    submodule's name (``consensus``, ``coclustering``, ``point_estimate``, ...), the name stays
-    the function's, as with eager ``from .consensus import consensus``."""
-
-    def __setattr__(self, name, value):
-        if isinstance(value, types.ModuleType) and _API.get(name) == name:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def _register_with_arviz(az):

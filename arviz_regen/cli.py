@@ -1,7 +1,7 @@
 """Command line: ``arviz-regen-summary PATH`` prints the verdict beside R-hat and ESS.
 
 The table is :func:`arviz_regen.regen_summary`'s; the last line is the verdict (PASS, FAIL or NOT
-REACHED), the test that decided it and why (:mod:`arviz_regen.verdict`). ``--fail-below ALPHA``
+REACHED), the test that decided it and why (:mod:`arviz_regen.diagnostics.verdict`). ``--fail-below ALPHA``
 turns it into an exit status for scripts and CI: 0 pass, 1 fail, 3 no verdict reached (2 is kept
 for errors).
 """
@@ -22,7 +22,7 @@ EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_NO_VERDICT = 0, 1, 2, 3
 
 def save_inference_data(idata, path):
     """Save an InferenceData or DataTree as netCDF (``*.nc``) or zarr (``*.zarr``, any zarr version)."""
-    from ._containers import get_group, group_names, is_datatree
+    from .xr.containers import get_group, group_names, is_datatree
 
     path = Path(path)
     if is_datatree(idata):
@@ -55,7 +55,7 @@ def open_inference_data(path, chunks=None):
     """
     import xarray as xr
 
-    from ._containers import arviz_major
+    from .xr.containers import arviz_major
 
     path = Path(path)
     if not path.exists():
@@ -187,7 +187,7 @@ def main(argv=None):
         args = _parser().parse_args(argv)
     except SystemExit as stop:  # --help (0) or a usage error (2, message already printed)
         return stop.code if isinstance(stop.code, int) else EXIT_ERROR
-    from .summary import regen_summary
+    from .diagnostics.summary import regen_summary
 
     alpha = 0.05 if args.fail_below is None else args.fail_below
     try:
@@ -226,7 +226,7 @@ def main(argv=None):
     for msg in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, UserWarning)):
         print(f"warning: {msg}", file=sys.stderr)
     print(table.attrs["verdict"])
-    from .verdict import EXIT_STATUS  # here: the verdict module imports xarray
+    from .diagnostics.verdict import EXIT_STATUS  # here: the verdict module imports xarray
 
     status = EXIT_STATUS[table.attrs["verdict_status"]]
     if args.fail_below is None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._containers import from_dict
-from ._numba import lazy_njit
-from .state import canonicalize, state_keys
+from .xr.containers import from_dict
+from .base.lazy_jit import lazy_njit
+from .base.state import canonicalize, state_keys
 
 __all__ = [
     "random_partitions",

@@ -10,7 +10,7 @@ imported then and the kernels are loaded from its on-disk cache), not part of th
 
 ``import arviz_regen`` registers ``az.hotelling_rs`` when ArviZ is imported, not by importing it,
 and loads its functions on first use, so the ratio is well below 1; it must never add numba,
-pymc, pytensor or pymc_partition (see tests/test_regen_inputs.py for the correctness check).
+pymc, pytensor or pymc_partition (see tests/arviz_regen/xr/test_draws.py for the correctness check).
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def run_case(name, chains, draws, previous):
 
     warnings.simplefilter("ignore")
     logging.getLogger("pymc").setLevel(logging.ERROR)
-    from arviz_regen._containers import from_dict
+    from arviz_regen.xr.containers import from_dict
 
     import pymc_partition as pmp
 

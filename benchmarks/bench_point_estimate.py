@@ -50,7 +50,7 @@ TARGET_SECONDS, TARGET_BYTES = 30.0, 2 * GIB
 
 def simulate(n_items=N_ITEMS, n_chain=N_CHAIN, n_draw=N_DRAW, seed=2026):
     """Canonical labels (chain, draw, item) near a 4-cluster partition, and that partition."""
-    from arviz_regen.state import canonicalize
+    from arviz_regen.base.state import canonicalize
 
     rng = np.random.default_rng(seed)
     truth = np.repeat(np.arange(N_CLUSTERS), -(-n_items // N_CLUSTERS))[:n_items]
@@ -67,7 +67,7 @@ def simulate(n_items=N_ITEMS, n_chain=N_CHAIN, n_draw=N_DRAW, seed=2026):
 def simulate_sticky(n_items=N_ITEMS, n_chain=N_CHAIN, n_draw=N_DRAW, moves=5, seed=7):
     """A sampler-like chain: from the 4-cluster partition, each draw reassigns ``moves`` random
     items (half of them back to their cluster), so consecutive draws differ in a few items."""
-    from arviz_regen.state import canonicalize
+    from arviz_regen.base.state import canonicalize
 
     _, truth = simulate(n_items, 1, 1)
     rng = np.random.default_rng(seed)
@@ -109,13 +109,13 @@ def run_case(name):
     matplotlib.use("Agg")
     warnings.simplefilter("ignore")
     import arviz_regen
-    from arviz_regen._data import load_partition
+    from arviz_regen.xr.draws import load_partition
     if name.startswith("previous_version"):  # the previous package has none of the new functions
         pair_frequencies = mean_loss = parse_loss = state_weights = None
     else:
-        from arviz_regen.coclustering import pair_frequencies
-        from arviz_regen.partition_loss import mean_loss, parse_loss
-        from arviz_regen.point_estimate import state_weights
+        from arviz_regen.base.pair_kernels import pair_frequencies
+        from arviz_regen.base.partition_loss import mean_loss, parse_loss
+        from arviz_regen.estimates.point_estimate import state_weights
 
     big = name.startswith("big")
     if big:

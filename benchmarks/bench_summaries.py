@@ -113,7 +113,7 @@ def load(name):
 def describe(labels):
     """Items changing cluster per draw (cluster matching) and clusters per draw."""
     sys.path.insert(0, str(ROOT))
-    from arviz_regen.cluster_match import WORK_ROWS, group_and_match
+    from arviz_regen.base.cluster_match import WORK_ROWS, group_and_match
 
     n = labels.shape[-1]
     work = np.zeros((WORK_ROWS, n + 1), dtype=np.int64)

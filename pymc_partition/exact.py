@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 from . import _exact_kernels as K
-from .state import _bits_per_label, bell_number, canonicalize, check_labels, keys_to_labels
+from .state import bell_number, bits_per_label, canonicalize, check_labels, keys_to_labels
 
 __all__ = ["exact_posterior", "ExactPosterior", "MAX_DP_ITEMS", "MAX_ENUM_ITEMS", "MAX_TOP_K"]
 
@@ -329,7 +329,7 @@ class ExactPosterior:
         hk = np.zeros((n_threads, k), dtype=np.uint64)
         hsize = np.zeros(n_threads, dtype=np.int64)
         leaves = np.zeros(n_threads, dtype=np.int64)
-        bits = _bits_per_label(n)
+        bits = bits_per_label(n)
         prog = _Progress(n_batches > 1, f"enumerating B({n}) partitions", n_batches)
         try:
             with numba.parallel_chunksize(1):

@@ -211,7 +211,7 @@ def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, 
     import pymc as pm
     import xarray as xr
 
-    from arviz_regen._containers import add_group, get_group, group_names, is_datatree, is_inference_data
+    from arviz_regen.xr.containers import add_group, get_group, group_names, is_datatree, is_inference_data
 
     from .model_spec import (
         RandomHyperparameterError,

@@ -27,3 +27,27 @@ def arabidopsis(arabidopsis_path):
     from pymc_partition.datasets import load_arabidopsis
 
     return load_arabidopsis(arabidopsis_path)
+
+
+def _foreign_modules():
+    """Modules of the two packages loaded from another tree than this checkout's.
+
+    An installed copy of the packages (e.g. an editable install of another checkout) still
+    serves module paths that this tree no longer has, so a stale import would test that copy.
+    """
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = []
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] in ("arviz_regen", "pymc_partition") and getattr(module, "__file__", None):
+            if root not in Path(module.__file__).resolve().parents:
+                out.append(f"{name} from {module.__file__}")
+    return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _modules_come_from_this_tree():
+    yield
+    assert not _foreign_modules(), "imported from another tree:\n" + "\n".join(_foreign_modules())

@@ -54,7 +54,7 @@ def relabel_logp(idata, wrong, right, n_items, var_name="z"):
     Both models share the likelihood, so the log posteriors differ by the log priors only:
     log g_right(C) − log g_wrong(C) with C the number of clusters of the draw (log h is the same).
     """
-    from arviz_regen._containers import add_group, get_group
+    from arviz_regen.xr.containers import add_group, get_group
 
     stats = get_group(idata, "sample_stats")
     labels = get_group(idata, "posterior")[var_name]

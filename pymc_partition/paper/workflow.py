@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from arviz_regen._containers import add_group, get_group
+from arviz_regen.xr.containers import add_group, get_group
 
 from . import constants
 

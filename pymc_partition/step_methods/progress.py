@@ -1,6 +1,6 @@
 """Progress-bar columns of the partition steps: clusters and log posterior, and the state of an
 ``arviz_regen.StopWhenConverged`` monitor when one is active
-(:func:`arviz_regen.online.active_monitor`)."""
+(:func:`arviz_regen.diagnostics.online.active_monitor`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ __all__ = ["config", "updater"]
 
 
 def _monitor():
-    from arviz_regen.online import active_monitor
+    from arviz_regen.diagnostics.online import active_monitor
 
     return active_monitor()
 

@@ -91,7 +91,7 @@ def _checked_new(original):
 def _without_partitions(original):
     @functools.wraps(original)
     def run_convergence_checks(idata, model):
-        from arviz_regen._containers import add_group, get_group, group_names, is_datatree
+        from arviz_regen.xr.containers import add_group, get_group, group_names, is_datatree
 
         from ..model_spec import find_partition_vars
 

@@ -11,7 +11,7 @@ import xarray as xr
 
 import arviz_regen
 
-cc = importlib.import_module("arviz_regen.coclustering")  # the package exports the function by that name
+cc = importlib.import_module("arviz_regen.estimates.coclustering")  # the package exports the function by that name
 
 
 def test_a_matrix_beyond_memory_is_refused_before_loading_the_draws(monkeypatch):

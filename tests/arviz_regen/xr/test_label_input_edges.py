@@ -9,7 +9,7 @@ import pytest
 import xarray as xr
 
 import arviz_regen
-from arviz_regen._data import load_partition
+from arviz_regen.xr.draws import load_partition
 
 
 def _posterior(labels):
@@ -50,7 +50,7 @@ def _with_logp(labels, logp, draw=None, chain=None):
 def _draws():
     rng = np.random.default_rng(1)
     labels = np.stack([np.stack([np.r_[0, rng.integers(0, 2, 4)] for _ in range(40)]) for _ in range(2)])
-    from arviz_regen.state import canonicalize
+    from arviz_regen.base.state import canonicalize
 
     labels = canonicalize(labels)
     logp = -labels.max(axis=-1).astype(float) - 0.5 * labels.sum(axis=-1)  # a function of the state

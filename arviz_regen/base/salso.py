@@ -1,0 +1,692 @@
+"""SALSO search for the partition minimising a posterior expected loss (numpy/numba core).
+
+Dahl, Johnson & Müller (2022), "Search Algorithms and Loss Functions for Bayesian Clustering",
+JCGS 31(4). Each run starts from a sequential allocation of the items in random order (each to
+the cluster, or a new one, that minimises the expected loss of the partial partition), from
+uniformly random labels, from a posterior draw (our addition: see ``prob_draw``) or from a given
+start, then sweetens it (scans reassigning each item to its best cluster until a scan changes
+nothing) and tries zealous updates (destroy a cluster, reallocate its items sequentially,
+sweeten; kept only if the expected loss drops). The best of several runs is returned.
+
+The expected loss is the average over the draws (weights: visit frequencies), never formed as
+an items × items × draws array. For a loss of the form
+s [a Σ_l F(m_l) + (2 − a) Σ_k F(n_k) − 2 Σ_kl F(n_kl)] (:mod:`arviz_regen.base.partition_loss`)
+moving item i into cluster k changes it by s [(2 − a) G(n_k) − 2 Σ_t w_t G(n_{t,k,l_t(i)})]
+plus terms that do not depend on k, with G(m) = F(m + 1) − F(m); n_{t,k,l} counts the items
+of estimate cluster k in cluster l of draw t. Two ways to score a move:
+
+- "draws": the clusters of the draws are followed along each chain as tracks
+  (:mod:`arviz_regen.base.cluster_tracks`): a track's members change only where a sampler moves an
+  item, so the counts n_{t,k,l} are kept per epoch of a track (draws with the same members),
+  with running sums of w G(n) along each track. An item's term is then a sum over its segments
+  (one per chain and per move of the item) of differences of running sums: O(segments · K) per
+  item instead of O(draws · K), and moving an item updates the epochs it belongs to. Any loss.
+- "psm": for Binder the sum over draws is Σ_t w_t G(n_{t,k,l_t(i)}) = 2 Σ_{j∈k} ρ_ij + 1 with
+  ρ the co-clustering matrix: O(n) per item, for any ρ (e.g. regenerative estimates).
+
+Both routes run one compiled search (:func:`_run`) that calls the route's own compiled
+function for scores, moves and losses.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .lazy_jit import lazy_njit
+from .cluster_tracks import build_tracks
+from .partition_loss import Loss, parse_loss
+from .state import canonicalize
+
+__all__ = ["SalsoResult", "salso_search", "SEARCH_DEFAULTS", "INITS"]
+
+#: default search settings: those of the R package salso, with a bound on the scans, and a
+#: quarter of the runs started from posterior draws
+SEARCH_DEFAULTS = {"n_runs": 16, "max_zealous": 10, "max_scans": 50, "prob_sequential": 0.5, "prob_draw": 0.25}
+
+#: how a run started (``SalsoResult.init``)
+INITS = ("sequential", "random", "draw", "given")
+
+#: largest memory (bytes) of the "draws" route's counts and running sums (epochs × estimate
+#: clusters) before asking for a smaller ``max_clusters``
+MAX_CMS_BYTES = 1 << 30
+
+# what the route functions are asked to do (argument ``what``)
+_SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
+
+
+@lazy_njit(cache=True)
+def _psm_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
+    """The "psm" route: scores and losses from the co-clustering matrix ρ.
+
+    ``d`` = (ρ, S) with S[0, j, k] = Σ_{l ∈ k} ρ_jl kept up to date by the moves (O(n) a move,
+    O(K) a score instead of O(n)), S[1] a copy (zealous updates); ``truth_term`` Σ_{i<j} ρ_ij.
+    _SCORE: acc[k] = 2 Σ_{j ∈ k, j ≠ i} ρ_ij + 1 (k1: the cluster of i, −1: none); _LOSS: the
+    expected Binder loss. The other requests as for :func:`_track_op`.
+    """
+    psm, S2 = d
+    S = S2[0]
+    saved = S2[1]
+    n = lab.shape[0]
+    if what == 0:
+        for k in range(K):
+            acc[k] = S[i, k]
+        if k1 >= 0:
+            acc[k1] -= psm[i, i]
+        for k in range(K):
+            acc[k] = 2.0 * acc[k] + 1.0
+    elif what == 1:
+        for j in range(n):
+            if k1 >= 0:
+                S[j, k1] -= psm[i, j]
+            if k2 >= 0:
+                S[j, k2] += psm[i, j]
+    elif what == 2 or what == 3:
+        for j in range(n):
+            S[j, k1] = S[j, k2] if what == 3 else 0.0
+            if what == 3:
+                S[j, k2] = 0.0
+    elif what == 4 or what == 6:
+        k_top = S.shape[1] if what == 4 else max(K, k1)
+        for j in range(n):
+            for k in range(k_top):
+                S[j, k] = 0.0
+            if what == 6:
+                for k in range(K):
+                    S[j, imap[k]] = saved[j, k]
+    elif what == 5:
+        for j in range(n):
+            for k in range(K):
+                saved[j, k] = S[j, k]
+    elif what == 7:
+        # a Σ ρ over all pairs, corrected on the pairs together: (2 − a)(1 − ρ) − a ρ each
+        together = 0.0
+        inside = 0.0
+        for k in range(K):
+            together += 0.5 * size[k] * (size[k] - 1)
+        for j in range(n):
+            inside += S[j, lab[j]] - psm[j, j]
+        return a * truth_term + (2.0 - a) * together - inside
+    return 0.0
+
+
+@lazy_njit(cache=True)
+def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
+    """The "draws" route on tracks (:mod:`arviz_regen.base.cluster_tracks`).
+
+    ``d`` = (ptr, seg, w, tab, cnt, QQ, dirty) (few arrays: each is unpacked at every call): ptr
+    the segments of each item (seg_ptr, n + 1) then the first epoch of each track (epoch_start);
+    seg the track, first and past-the-last epoch of each segment; w the epochs' weights; tab the
+    tables G, G(· − 1) and F; cnt[0] the items of each estimate cluster per epoch, cnt[1] a copy
+    (zealous updates); QQ[0], QQ[1] running sums along each track of w G(cnt) and w G(cnt − 1)
+    (track τ's at rows epoch_start[τ] + τ … epoch_start[τ + 1] + τ); dirty[0], dirty[1], per track
+    and cluster, the first epoch whose running sums QQ[0], QQ[1] are stale (−1: none); QQ[1] is
+    read only for an item's own cluster, so it is brought up to date separately.
+
+    _SCORE: acc[k] = Σ_t w_t G(n_{t,k,l_t(i)}) over the draws with i taken out of its cluster k1
+    (−1: unallocated); _MOVE: i from cluster k1 to k2 (−1: none); _CLEAR: cluster k1 empty;
+    _RELABEL: cluster k2 becomes k1; _RESET: no item allocated; _SAVE / _RESTORE: copy the
+    counts of K clusters / put them back under labels imap[k] (k1: the clusters before);
+    _LOSS: the expected loss. Columns of cnt from K on are zero, their running sums stale.
+    """
+    ptr, seg, w, tab, cnt2, QQ, dirty = d
+    seg_ptr = ptr[: lab.shape[0] + 1]
+    ep_start = ptr[lab.shape[0] + 1 :]
+    seg_track = seg[0]
+    seg_g1 = seg[1]
+    seg_g2 = seg[2]
+    F = tab[2]
+    cnt = cnt2[0]
+    saved = cnt2[1]
+    n_tracks = ep_start.shape[0] - 1
+    k_alloc = cnt.shape[1]
+    if what == 0:
+        for k in range(K):
+            acc[k] = 0.0
+        for s in range(seg_ptr[i], seg_ptr[i + 1]):
+            tr = seg_track[s]
+            h1 = seg_g1[s] + tr
+            h2 = seg_g2[s] + tr
+            for k in range(K):
+                m = 1 if k == k1 else 0
+                g0 = dirty[m, tr, k]
+                if g0 >= 0:  # running sums of this track and cluster from epoch g0 on
+                    for g in range(g0, ep_start[tr + 1]):
+                        QQ[m, g + tr + 1, k] = QQ[m, g + tr, k] + w[g] * tab[m, cnt[g, k]]
+                    dirty[m, tr, k] = -1
+                acc[k] += QQ[m, h2, k] - QQ[m, h1, k]
+    elif what == 1:
+        for s in range(seg_ptr[i], seg_ptr[i + 1]):
+            tr = seg_track[s]
+            g1 = seg_g1[s]
+            for k, step in ((k1, -1), (k2, 1)):
+                if k < 0:
+                    continue
+                for g in range(g1, seg_g2[s]):
+                    cnt[g, k] += step
+                for m in range(2):
+                    if dirty[m, tr, k] < 0 or g1 < dirty[m, tr, k]:
+                        dirty[m, tr, k] = g1
+    elif what == 2:
+        for g in range(cnt.shape[0]):
+            cnt[g, k1] = 0
+        for m in range(2):
+            for tr in range(n_tracks):
+                dirty[m, tr, k1] = ep_start[tr]
+    elif what == 3:
+        for g in range(cnt.shape[0]):
+            cnt[g, k1] = cnt[g, k2]
+            cnt[g, k2] = 0
+        for m in range(2):
+            for h in range(QQ.shape[1]):
+                QQ[m, h, k1] = QQ[m, h, k2]
+            for tr in range(n_tracks):
+                dirty[m, tr, k1] = dirty[m, tr, k2]
+                dirty[m, tr, k2] = ep_start[tr]
+    elif what == 4 or what == 6:
+        # columns from max(K, k1) on are zero already (k1: the clusters before a restore)
+        k_top = k_alloc if what == 4 else max(K, k1)
+        for g in range(cnt.shape[0]):
+            for k in range(k_top):
+                cnt[g, k] = 0
+            if what == 6:
+                for k in range(K):
+                    cnt[g, imap[k]] = saved[g, k]
+        for m in range(2):
+            for tr in range(n_tracks):
+                for k in range(k_top):
+                    dirty[m, tr, k] = ep_start[tr]
+    elif what == 5:
+        for g in range(cnt.shape[0]):
+            for k in range(K):
+                saved[g, k] = cnt[g, k]
+    elif what == 7:
+        est = 0.0
+        for k in range(K):
+            est += F[size[k]]
+        cross = 0.0
+        for g in range(cnt.shape[0]):
+            s = 0.0
+            for k in range(K):
+                s += F[cnt[g, k]]
+            cross += w[g] * s
+        return scale * (a * truth_term + (2.0 - a) * est - 2.0 * cross)
+    return 0.0
+
+
+#: route codes of :func:`_op`
+_PSM, _TRACKS = 0, 1
+
+
+@lazy_njit(cache=True)
+def _op(route, what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
+    """The route's function on its part of ``d`` = (the 7 arrays of :func:`_track_op`, ρ, S).
+
+    One search kernel serves both routes through this branch: a route function passed as an
+    argument would type the kernel by the dispatcher object, a new type in every process, so its
+    compiled code would never be found in the disk cache.
+    """
+    if route == _PSM:
+        return _psm_op(what, (d[7], d[8]), lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
+    return _track_op(what, (d[0], d[1], d[2], d[3], d[4], d[5], d[6]), lab, size, acc, imap, i, k1, k2, K, a, scale,
+                     truth_term)  # fmt: skip
+
+
+def _route_data(tracks=None, psm=None, S=None):
+    """``d`` of :func:`_op`: the route's arrays, empty ones of the same types for the other route."""
+    if tracks is None:
+        tracks = (
+            np.zeros(0, dtype=np.int64), np.zeros((3, 0), dtype=np.int64), np.zeros(0), np.zeros((3, 0)),
+            np.zeros((2, 0, 0), dtype=np.int32), np.zeros((2, 0, 0)), np.zeros((2, 0, 0), dtype=np.int64),
+        )  # fmt: skip
+    if psm is None:
+        psm, S = np.zeros((0, 0)), np.zeros((2, 0, 0))
+    return (*tracks, psm, S)
+
+
+@lazy_njit(cache=True)
+def _shuffle(x, m):
+    """Shuffle x[:m] in place as numpy's legacy ``shuffle`` does (the same random numbers)."""
+    i = m - 1
+    while i > 0:
+        j = np.random.randint(0, i + 1)
+        tmp = x[i]
+        x[i] = x[j]
+        x[j] = tmp
+        i -= 1
+
+
+@lazy_njit(cache=True)
+def _take_label(lab, size, c, last):
+    """Cluster c is empty: cluster ``last`` takes its label (labels stay 0 … last − 1)."""
+    if c != last:
+        size[c] = size[last]
+        size[last] = 0
+        for j in range(lab.shape[0]):
+            if lab[j] == last:
+                lab[j] = c
+    return last
+
+
+@lazy_njit(cache=True)
+def _run(route, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_random, init, start, seed, max_scans, max_zealous):
+    """One SALSO run; returns (loss, scans, zealous attempts, zealous accepts, ok).
+
+    init 0: sequential allocation of the items in random order; 1: uniformly random labels over
+    ``k_random`` clusters; else: the labels ``start``. ok = 0: the run needed more clusters than
+    ``size`` has room for (rerun it with more: with the same seed it follows the same path).
+    ``route`` and ``d``: what :func:`_op` takes (the psm or the track route and its arrays);
+    ``work``: int64 (4, n) scratch. The random numbers are those of numpy's legacy generator
+    seeded with ``seed``, drawn in the order of the published algorithm.
+    """
+    np.random.seed(seed)
+    # typed values, not literals: a literal argument would compile the route function again
+    W0, W1, W2, W3 = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
+    W4, W5, W6, W7 = np.int64(4), np.int64(5), np.int64(6), np.int64(7)
+    ZERO = np.int64(0)
+    NONE = np.int64(-1)
+    n = lab.shape[0]
+    k_alloc = size.shape[0]
+    order = work[0]
+    pend = work[1]
+    reps = work[2]
+    saved = work[3]
+    new_k = -a * G[0]  # score of a new cluster
+    K = np.int64(0)
+    loss = 0.0
+    n_scans = 0
+    attempts = 0
+    accepts = 0
+    n_reps = 0
+    q_rep = 0
+    n_pend = 0
+    attempt = -1
+    while True:
+        if attempt < 0:  # the start of the run
+            for j in range(n):
+                lab[j] = -1
+            for k in range(k_alloc):
+                size[k] = 0
+            K = np.int64(0)
+            _op(route, W4, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            if init == 0:
+                for j in range(n):
+                    pend[j] = j
+                n_pend = n
+            else:
+                for j in range(n):
+                    order[j] = np.random.randint(0, k_random) if init == 1 else start[j]
+                for k in range(n):
+                    imap[k] = -1
+                for j in range(n):  # clusters numbered by first appearance
+                    if imap[order[j]] < 0:
+                        imap[order[j]] = K
+                        if K == k_alloc:
+                            return 0.0, 0, 0, 0, 0
+                        K += 1
+                    k = imap[order[j]]
+                    _op(route, W1, d, lab, size, acc, imap, j, NONE, k, K, a, scale, truth_term)
+                    lab[j] = k
+                    size[k] += 1
+                n_pend = 0
+        else:  # a zealous update: destroy the cluster of the next representative
+            c = -1
+            while q_rep < n_reps:
+                c = lab[reps[q_rep]]
+                q_rep += 1
+                if size[c] > 1:
+                    break
+                c = -1
+            if c < 0 or attempts >= max_zealous:
+                break
+            attempts += 1
+            for j in range(n):
+                saved[j] = lab[j]
+            _op(route, W5, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            n_pend = 0
+            for j in range(n):
+                if lab[j] == c:
+                    pend[n_pend] = j
+                    n_pend += 1
+                    lab[j] = -1
+            _op(route, W2, d, lab, size, acc, imap, ZERO, c, NONE, K, a, scale, truth_term)
+            size[c] = 0
+            if c != K - 1:  # the last cluster takes the label of the empty one
+                _op(route, W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+            K = _take_label(lab, size, c, K - 1)
+        # shuffled for a zealous update; in random order at the start
+        if attempt >= 0 or init == 0:
+            _shuffle(pend, n_pend)
+        for q in range(n_pend):  # sequential allocation
+            i = pend[q]
+            _op(route, W0, d, lab, size, acc, imap, i, NONE, NONE, K, a, scale, truth_term)
+            best = -1
+            best_s = np.inf
+            for k in range(K):
+                acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
+                if acc[k] < best_s:
+                    best_s = acc[k]
+                    best = k
+            if K < kcap and new_k < best_s:
+                best = K
+            if best >= k_alloc:
+                return 0.0, 0, 0, 0, 0
+            _op(route, W1, d, lab, size, acc, imap, i, NONE, best, K, a, scale, truth_term)
+            lab[i] = best
+            size[best] += 1
+            if best == K:
+                K += 1
+        scans = 0
+        while scans < max_scans:  # sweetening
+            scans += 1
+            for j in range(n):
+                order[j] = j
+            _shuffle(order, n)
+            changed = False
+            for q in range(n):
+                i = order[q]
+                c = lab[i]
+                lab[i] = -1
+                size[c] -= 1
+                _op(route, W0, d, lab, size, acc, imap, i, c, NONE, K, a, scale, truth_term)
+                emptied = size[c] == 0
+                for k in range(K):
+                    acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
+                best = c
+                best_s = acc[c]
+                for k in range(K):
+                    if acc[k] < best_s:
+                        best_s = acc[k]
+                        best = k
+                if not emptied and K < kcap and new_k < best_s:
+                    best_s = new_k
+                    best = K
+                # rounding: only a real improvement moves an item (no cycling between ties)
+                if best != c and best_s >= acc[c] - 1e-10 * (1.0 + abs(acc[c])):
+                    best = c
+                if best >= k_alloc:
+                    return 0.0, 0, 0, 0, 0
+                if best != c:
+                    _op(route, W1, d, lab, size, acc, imap, i, c, best, K, a, scale, truth_term)
+                    changed = True
+                lab[i] = best
+                size[best] += 1
+                if best == K:
+                    K += 1
+                if best != c and emptied:  # the last cluster takes the label of the empty one
+                    if c != K - 1:
+                        _op(route, W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                    K = _take_label(lab, size, c, K - 1)
+            if not changed:
+                break
+        n_scans += scans
+        cand = _op(route, W7, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+        if attempt < 0:
+            loss = cand
+            # zealous updates: one representative item per cluster, clusters in random order
+            for j in range(n):
+                order[j] = j
+            _shuffle(order, n)
+            for k in range(k_alloc):
+                imap[k] = 0
+            for q in range(n):
+                if imap[lab[order[q]]] == 0:
+                    imap[lab[order[q]]] = 1
+                    reps[n_reps] = order[q]
+                    n_reps += 1
+        elif cand < loss - 1e-12 * (1.0 + abs(loss)):
+            loss = cand
+            accepts += 1
+        else:  # back to the saved partition, its clusters numbered by first appearance
+            for k in range(n):
+                imap[k] = -1
+            K_saved = np.int64(0)
+            for j in range(n):
+                if imap[saved[j]] < 0:
+                    imap[saved[j]] = K_saved
+                    K_saved += 1
+            for k in range(k_alloc):
+                size[k] = 0
+            for j in range(n):
+                lab[j] = imap[saved[j]]
+                size[lab[j]] += 1
+            _op(route, W6, d, lab, size, acc, imap, ZERO, K, NONE, K_saved, a, scale, truth_term)
+            K = K_saved
+        attempt += 1
+    return loss, n_scans, attempts, accepts, 1
+
+
+class SalsoResult(NamedTuple):
+    """Result of :func:`salso_search`.
+
+    ``labels`` (canonical) and ``expected_loss`` of the best run; ``run_losses`` the loss of
+    each run; ``n_scans``, ``zealous_attempts``, ``zealous_accepts``, ``init`` per run (an
+    index into :data:`INITS`: sequential allocation, random labels, a posterior draw, a given
+    start); ``max_clusters`` the cap used; ``route`` "draws" or "psm".
+    """
+
+    labels: np.ndarray
+    expected_loss: float
+    run_losses: np.ndarray
+    n_scans: np.ndarray
+    zealous_attempts: np.ndarray
+    zealous_accepts: np.ndarray
+    init: np.ndarray
+    max_clusters: int
+    route: str
+
+
+def _tables(spec, n):
+    F = spec.table(n)
+    return F, np.ascontiguousarray(np.diff(F))
+
+
+def _truth_term(draws, weights, F):
+    """Σ_t w_t Σ_l F(m_tl): the part of the expected loss that the estimate does not change."""
+    n_l = draws.max(axis=1) + 1
+    off = np.concatenate([[0], np.cumsum(n_l)[:-1]])
+    msize = np.bincount((draws + off[:, None]).ravel(), minlength=int(n_l.sum()))
+    return float(np.repeat(weights, n_l) @ F[msize])
+
+
+def _states_are_cheaper(index, n_states, n):
+    """Whether tracks over the distinct states (each on its own) have no more segments than along the chains.
+
+    Along the chains an item has a segment per chain plus one per change of its cluster, at
+    least the number of state changes K over all items: ≥ n·C + K segments. Over the states it
+    has one per state: n·S. Few states visited over and over (a chain jumping between them)
+    are cheaper as states, the same expected loss (the states carry their visit weights).
+    """
+    changes = int(np.count_nonzero(index[:, 1:] != index[:, :-1]))
+    return n * n_states <= n * index.shape[0] + changes
+
+
+class _TrackRoute:
+    """The "draws" route's data for :func:`_track_op`, rebuilt for more estimate clusters."""
+
+    def __init__(self, draws, weights, index, spec):
+        T, n = draws.shape
+        if index is not None and _states_are_cheaper(np.atleast_2d(np.asarray(index)), T, n):
+            index = None
+        if index is None:  # each state on its own, with its weight
+            seq, first, w_draw = np.arange(T), np.ones(T, dtype=bool), weights
+        else:
+            index = np.atleast_2d(np.asarray(index, dtype=np.int64))
+            visits = np.bincount(index.ravel(), minlength=T)
+            seq = index.ravel()
+            first = np.zeros(index.shape, dtype=bool)
+            first[:, 0] = True
+            first = first.ravel()
+            with np.errstate(invalid="ignore", divide="ignore"):
+                w_draw = (weights / visits)[seq]
+        self.tracks = build_tracks(draws, seq, first, w_draw)
+        # to n + 1: the running sums take G(n) where all n items share a cluster (never read)
+        self.F, self.G = _tables(spec, n + 1)
+        self.Gm = np.concatenate([[0.0], self.G[:-1]])  # G(m − 1), m ≥ 1
+        self.n_epochs = self.tracks.epoch_weight.size
+        self.n_tracks = self.tracks.epoch_start.size - 1
+        self.data = None
+
+    def resize(self, k_alloc):
+        E, n_tr = self.n_epochs, self.n_tracks
+        need = E * k_alloc * 4 * 2 + (E + n_tr) * k_alloc * 8 * 2
+        if need > MAX_CMS_BYTES:
+            raise MemoryError(
+                f"The SALSO counts and running sums would take {need / 2**30:.1f} GiB ({E} epochs "
+                f"of cluster tracks x {k_alloc} estimate clusters): pass a smaller `max_clusters`, "
+                "or thin the draws."
+            )
+        t = self.tracks
+        self.data = (
+            np.concatenate([t.seg_ptr, t.epoch_start]), np.stack([t.seg_track, t.seg_g1, t.seg_g2]),
+            t.epoch_weight, np.stack([self.G, self.Gm, self.F[: self.G.size]]),
+            np.zeros((2, E, k_alloc), dtype=np.int32), np.zeros((2, E + n_tr, k_alloc)),
+            np.zeros((2, n_tr, k_alloc), dtype=np.int64),
+        )  # fmt: skip
+        return self.data
+
+
+def salso_search(
+    draws=None,
+    weights=None,
+    loss="VI",
+    *,
+    psm=None,
+    index=None,
+    max_clusters=None,
+    n_runs=SEARCH_DEFAULTS["n_runs"],
+    max_zealous=SEARCH_DEFAULTS["max_zealous"],
+    max_scans=SEARCH_DEFAULTS["max_scans"],
+    prob_sequential=SEARCH_DEFAULTS["prob_sequential"],
+    prob_draw=SEARCH_DEFAULTS["prob_draw"],
+    starts=None,
+    seed=None,
+):
+    """SALSO search minimising the expected loss over the draws (or a co-clustering matrix).
+
+    Parameters
+    ----------
+    draws : numpy.ndarray of int, shape (T, n)
+        Canonical label vectors (distinct states, say).
+    weights : numpy.ndarray, shape (T,), optional
+        Their posterior weights (normalised here); default equal.
+    loss : "VI", "binder", ("VI", a), ("binder", a) or Loss
+    psm : numpy.ndarray, shape (n, n), optional
+        Binder only: search on this co-clustering matrix instead of the draws (e.g. the
+        regenerative estimate); the loss is then Σ_{i<j} [a ρ_ij 1{apart} + (2 − a)(1 − ρ_ij)
+        1{together}].
+    index : numpy.ndarray of int, shape (n_chain, n_draw), optional
+        The chains as rows of ``draws`` (each state's weight then split equally among its
+        visits): the clusters are followed along the chains, so scoring costs O(moves) instead
+        of O(draws) (see the module docstring). The result does not depend on it.
+    max_clusters : int, optional
+        Largest number of clusters of the estimate; default no limit.
+    n_runs, max_zealous, max_scans
+        Runs (random restarts), zealous updates per run, sweetening scans per sweetening phase.
+    prob_sequential, prob_draw
+        How a run starts: by sequential allocation with probability ``prob_sequential``, from a
+        posterior draw (picked by weight; not on the psm route) with probability ``prob_draw``,
+        else from random labels. Draw starts are our addition to SALSO: a loss like VI with
+        a < 1 can have a cliff-edge optimum (clusters worth forming only whole, from items
+        whose pairs are not worth joining one by one) that sequential allocation cannot build
+        but a draw near a mode holds.
+    starts : numpy.ndarray of int, shape (m, n), optional
+        Extra runs starting from these label vectors (then sweetened and zealously updated).
+    seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    SalsoResult
+    """
+    spec = parse_loss(loss)
+    rng = np.random.default_rng(seed)
+    if psm is not None:
+        if spec.name != "binder":
+            raise ValueError("A co-clustering matrix (`psm`) determines the Binder loss only, not VI.")
+        psm = np.ascontiguousarray(psm, dtype=float)
+        n = psm.shape[0]
+        kcap = n if max_clusters is None else int(max_clusters)
+        _, G = _tables(Loss("binder", 1.0), n)
+        scale = 0.5
+        truth_term = float(np.triu(psm, 1).sum())  # Σ_{i<j} ρ_ij
+        k_random = int(round(np.sqrt(n)))
+        route = "psm"
+        w = None
+    else:
+        draws = np.ascontiguousarray(draws, dtype=np.int64)
+        T, n = draws.shape
+        w = np.full(T, 1.0 / T) if weights is None else np.asarray(weights, dtype=float)
+        w = np.ascontiguousarray(w / w.sum())
+        tracks = _TrackRoute(draws, w, index, spec)
+        G, scale = tracks.G, spec.scale(n)
+        truth_term = _truth_term(draws, w, tracks.F)
+        kcap = n if max_clusters is None else int(max_clusters)
+        k_random = int((draws.max(axis=1) + 1).max())
+        route = "draws"
+    kcap = max(1, min(kcap, n))
+    k_random = max(1, min(kcap, k_random))
+    start_rows = [] if starts is None else list(np.atleast_2d(np.asarray(starts, dtype=np.int64)))
+    for s in start_rows:
+        if s.shape != (n,):
+            raise ValueError(f"`starts` must be label vectors of length {n}, got shape {s.shape}.")
+    n_total = int(n_runs) + len(start_rows)
+    if n_total < 1:
+        raise ValueError("`n_runs` must be positive (or give `starts`).")
+    seeds = rng.integers(0, 2**31 - 1, size=n_total)
+    no_start = np.zeros(max(n, 1), dtype=np.int64)
+    p_draw = float(prob_draw) if route == "draws" else 0.0
+    if not (0.0 <= float(prob_sequential) <= 1.0 and 0.0 <= p_draw and float(prob_sequential) + p_draw <= 1.0 + 1e-12):
+        raise ValueError(
+            f"`prob_sequential` ({prob_sequential!r}) and `prob_draw` ({prob_draw!r}) must be "
+            "probabilities summing to at most 1."
+        )
+    # cluster columns grow on demand: a run that runs out is rerun (same seed, same path)
+    k_alloc = min(kcap, max(2 * k_random, 8))
+    lab = np.full(n, -1, dtype=np.int64)
+    work = np.empty((4, n), dtype=np.int64)
+    size = acc = imap = d = None
+    best_loss, best_labels = np.inf, None
+    stats = np.zeros((n_total, 5))
+    for r in range(n_total):
+        start = no_start
+        if r < len(start_rows):
+            init = 3
+            start = np.minimum(canonicalize(start_rows[r]), kcap - 1)  # clusters above the cap merged
+        else:
+            u = rng.random()
+            init = 0 if u < prob_sequential else 2 if u < prob_sequential + p_draw else 1
+            if init == 2:
+                start = np.minimum(draws[rng.choice(draws.shape[0], p=w)], kcap - 1)
+        start = np.ascontiguousarray(start, dtype=np.int64)
+        while True:
+            if size is None or size.shape[0] < k_alloc:
+                size = np.zeros(k_alloc, dtype=np.int64)
+                acc = np.zeros(k_alloc + 1)
+                imap = np.zeros(n + k_alloc + 1, dtype=np.int64)
+                if route == "psm":
+                    d = _route_data(psm=psm, S=np.zeros((2, n, k_alloc)))
+                else:
+                    d = _route_data(tracks=tracks.resize(k_alloc))
+            out = _run(
+                _PSM if route == "psm" else _TRACKS, d, lab, size, acc, imap, work, G, float(spec.a), float(scale), truth_term, kcap,
+                k_random, init, start, int(seeds[r]), int(max_scans), int(max_zealous),
+            )  # fmt: skip
+            if out[4]:
+                break
+            k_alloc = min(kcap, 2 * k_alloc)
+        out = out[:4] + (init,)
+        stats[r] = out
+        if out[0] < best_loss:
+            best_loss, best_labels = out[0], lab.copy()
+    return SalsoResult(
+        labels=canonicalize(best_labels),
+        expected_loss=float(best_loss),
+        run_losses=stats[:, 0],
+        n_scans=stats[:, 1].astype(np.int64),
+        zealous_attempts=stats[:, 2].astype(np.int64),
+        zealous_accepts=stats[:, 3].astype(np.int64),
+        init=stats[:, 4].astype(np.int64),
+        max_clusters=kcap,
+        route=route,
+    )

@@ -1,0 +1,1 @@
+"""Hooks into other libraries (ArviZ, xarray), one module per library."""

@@ -1,0 +1,268 @@
+"""One table and one verdict: the deciding test beside R-hat and ESS of traces that see the partition.
+
+Rows: ArviZ's mean, sd, bulk/tail ESS and rank-normalized split R-hat of the scalar traces of
+:func:`arviz_regen.partition_traces` (``n_clusters``, ``partition_logp``, and the VI and Binder
+distances of each draw to reference partitions), then the rows of the test that decides for the
+size at hand (:mod:`arviz_regen.diagnostics.verdict`): ``hotelling_rs[k=K]`` when states recur, else
+``chain_agreement`` (also for hierarchical draws, whose ``partition_logp`` is not a function of
+the partition: Hotelling-RS needs a fixed target). Tests that do not decide are not printed: a p-value beside the verdict is
+always the verdict's.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ..xr.draws import load_partition, to_inference_data
+from .agreement import chain_agreement
+from .hotelling import hotelling_rs
+from ..xr.regeneration import SampledHyperparametersWarning
+from ..estimates.traces import partition_traces
+from .verdict import decide, recurrence
+
+__all__ = ["regen_summary"]
+
+_STAT_COLUMNS = ["mean", "sd", "ess_bulk", "ess_tail", "r_hat"]
+_VERDICT_COLUMNS = ["p_value_all", "p_value_pooled", "p_value_agreement", "p_value_recurrence"]
+_AGREEMENT_COLUMNS = ["p_value_all", "p_value_traces", "p_value_coclustering", "n_pairs", "n_pairs_disagreeing", "n_batches", "batch_size"]
+
+
+def _stat_dataset(idata, pdraws, traces, stats_vars, logp_var):
+    """The (chain, draw) statistics: the requested sample_stats, then the distance traces."""
+    from ..xr.draws import _align_on
+
+    out = {}
+    ss = idata.sample_stats if "sample_stats" in idata.groups() else xr.Dataset()
+    frame = xr.DataArray(np.zeros((pdraws.chain.size, pdraws.draw.size)), dims=("chain", "draw"),
+                         coords={"chain": pdraws.chain, "draw": pdraws.draw})  # fmt: skip
+    for name in stats_vars:
+        if name in ss.data_vars:
+            da = _align_on(ss[name], frame, f"sample_stats[{name!r}]", f"posterior[{pdraws.name!r}]")
+            out[name] = np.asarray(da.transpose("chain", "draw").values, dtype=float)
+            if name in ("n_clusters", f"n_clusters_{pdraws.name}") and "n_clusters" in traces.data_vars:
+                _check_same_counts(name, out[name], traces["n_clusters"].transpose("chain", "draw").values)
+        elif name in traces.data_vars:  # n_clusters from the labels when it was not recorded
+            out[name] = traces[name].transpose("chain", "draw").values
+        elif name != logp_var:  # a missing log posterior gets its own warning below
+            warnings.warn(f"sample_stats[{name!r}] not found; left out of the summary.", UserWarning, stacklevel=3)
+    for name, da in traces.data_vars.items():
+        if name not in out and name not in ("n_clusters", logp_var) and set(da.dims) == {"chain", "draw"}:
+            out[name] = da.transpose("chain", "draw").values
+    return xr.Dataset(
+        {k: (("chain", "draw"), v) for k, v in out.items()},
+        coords={"chain": pdraws.chain, "draw": pdraws.draw},
+    )
+
+
+def _check_same_counts(name, recorded, counted):
+    """The sampler's cluster counts must be those of the labels: else the groups do not hold the
+    same draws (a damaged store reads fill values, or the stats come from another run)."""
+    if recorded.shape == counted.shape and np.array_equal(recorded, counted):
+        return
+    wrong = int(np.sum(recorded != counted)) if recorded.shape == counted.shape else recorded.size
+    raise ValueError(
+        f"sample_stats[{name!r}] disagrees with the clusters of the posterior labels in {wrong} "
+        f"draw(s) (mean {np.mean(recorded):.3g} against {np.mean(counted):.3g}): the posterior "
+        "and sample_stats do not hold the same draws (a damaged or partly written store, or "
+        "groups of different runs)."
+    )
+
+
+def _hotelling_rows(ds, ks):
+    """One row ``hotelling_rs[k=K]`` per K: the verdict, its parts, tour counts."""
+    labels = ds["top_state_labels"].values
+    n_ranked = int((labels[:, 0] >= 0).sum()) if labels.shape[1] else 0  # top states that exist
+    visiting = ds["tours_visiting"].transpose("chain", "rank").values
+    n_tours_min = int(ds["n_tours"].values.min())
+    rows = []
+    for kk in ks:
+        sel = ds.sel(k=kk)
+        row = {name: float(sel[name].values) for name in _VERDICT_COLUMNS}
+        row["n_tours_min"] = n_tours_min
+        used = min(int(kk), n_ranked)
+        row["tours_visiting_min"] = int(visiting[:, :used].min()) if used else 0
+        rows.append(pd.Series(row, name=f"hotelling_rs[k={int(kk)}]"))
+    return rows
+
+
+def _agreement_row(ds):
+    row = {name: float(ds[name].values) for name in _AGREEMENT_COLUMNS[:5]}
+    row["n_batches"] = ds.attrs["n_batches"]
+    row["batch_size"] = ds.attrs["batch_size"]
+    return pd.Series(row, name="chain_agreement")
+
+
+def regen_summary(
+    data,
+    var_names=None,
+    *,
+    k=(2, 3, 5, 10),
+    stats_vars=("n_clusters", "partition_logp"),
+    logp_var="partition_logp",
+    pooled=True,
+    method=None,
+    n_bootstrap=499,
+    n_permutations=199,
+    pairs=True,
+    alpha=0.05,
+    random_seed=0,
+    round_to=None,
+    logp=None,
+    coords=None,
+):
+    """Summary table and verdict: R-hat and ESS of traces that see the partition, and the deciding test.
+
+    Parameters
+    ----------
+    data : InferenceData or convertible (dask-backed data are reduced chunk-wise)
+    var_names : str or list of one str, optional
+        The partition variable.
+    k : int or sequence of int
+        K values of the Hotelling-RS rows.
+    stats_vars : sequence of str
+        ``sample_stats`` variables summarized first (``n_clusters`` is recomputed from the
+        labels if it was not recorded; others missing are left out with a warning). The distance
+        traces of :func:`arviz_regen.partition_traces` follow.
+    logp_var : str
+        ``sample_stats`` variable with the log unnormalized posterior.
+    pooled, method, n_bootstrap
+        Passed to :func:`arviz_regen.hotelling_rs` (the verdict ``p_value_all`` always uses the
+        pooled ranking and the renewal bootstrap).
+    n_permutations, pairs
+        Passed to :func:`arviz_regen.chain_agreement` (when it decides).
+    alpha : float, default 0.05
+        Level of the verdict (``table.attrs["verdict"]``).
+    random_seed : int or None, default 0
+        Seed of the bootstraps and permutations (the same data give the same table).
+    round_to : int, optional
+        Round the table.
+    logp : array_like, optional
+        Log posterior ``(chain, draw)`` for inputs without sample_stats.
+    coords : dict, optional
+        Selection of chains and draws applied first.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per trace (columns ``mean sd ess_bulk ess_tail r_hat``; ArviZ's
+        rank-normalized split R-hat and bulk/tail ESS), then the rows of the deciding test:
+
+        - states recur (every chain has at least :data:`arviz_regen.xr.regeneration.MIN_TOURS`
+          whole tours): one row ``hotelling_rs[k=K]`` per K with ``p_value_all`` (**the
+          verdict**, one p-value for all chains: Simes' combination of ``p_value_pooled``,
+          ``p_value_agreement``, ``p_value_recurrence``), ``n_tours_min`` (fewest whole tours
+          of a chain) and ``tours_visiting_min`` (fewest whole tours, of any chain, visiting one
+          of the K top states). Per-chain p-values are in :func:`arviz_regen.hotelling_rs`:
+          they are K × chains tests without multiplicity control, not a verdict.
+        - otherwise, or when ``partition_logp`` differs between draws of the same partition
+          (hyperparameters sampled alongside; with a warning): one row ``chain_agreement``
+          (:func:`arviz_regen.chain_agreement`) with
+          ``p_value_all`` (the verdict), ``p_value_traces``, ``p_value_coclustering``,
+          ``n_pairs``, ``n_pairs_disagreeing``, ``n_batches`` and ``batch_size``.
+
+        ``table.attrs``: ``verdict`` (one line: PASS, FAIL or NOT REACHED at ``alpha``, the
+        deciding test and why it decides), ``verdict_status``, ``decided_by``. A PASS needs the
+        test not to reject *and* every R-hat in the table at most 1.01 and every bulk ESS at
+        least 100 per chain (:mod:`arviz_regen.diagnostics.verdict`).
+
+    Raises
+    ------
+    ImportError
+        If neither ArviZ 0.x (``arviz.summary``) nor ``arviz-stats`` (ArviZ 1.x) is installed.
+
+    Notes
+    -----
+    R-hat and ESS come from :func:`arviz.summary` with ArviZ 0.x, otherwise from
+    :func:`arviz_stats.summary` (ArviZ 1.x; its ``sd`` divides by n rather than n − 1).
+    """
+    idata = to_inference_data(data, logp=logp, coords=coords, logp_var=logp_var)
+    pdraws = load_partition(idata, var_names, logp_var=logp_var)
+    traces = partition_traces(pdraws)
+    stats_ds = _stat_dataset(idata, pdraws, traces, stats_vars, logp_var)
+    if stats_ds.data_vars:
+        with warnings.catch_warnings():
+            # a constant trace (e.g. n_clusters of a posterior that never changes it) has no R-hat
+            warnings.filterwarnings("ignore", "invalid value encountered", RuntimeWarning)
+            table = az_summary(stats_ds)
+    else:
+        table = pd.DataFrame(columns=_STAT_COLUMNS)
+    hot = missing = None
+    if pdraws.logp_spread is not None:
+        missing = (
+            f"hyperparameters were sampled alongside (sample_stats[{logp_var!r}] differs between "
+            f"draws of the same partition by up to {pdraws.logp_spread:.3g}): Hotelling-RS needs "
+            "a fixed target"
+        )
+        warnings.warn(
+            f"No Hotelling-RS test: {missing}. The chain-agreement test decides, beside R-hat "
+            "and ESS of the traces (to test the partition sampler itself, sample again with the "
+            "hyperparameters fixed).",
+            SampledHyperparametersWarning,
+            stacklevel=2,
+        )
+    elif pdraws.logp is None:
+        warnings.warn(
+            f"sample_stats[{logp_var!r}] not found: no Hotelling-RS test, the chain-agreement test decides.",
+            UserWarning,
+            stacklevel=2,
+        )
+    else:
+        ks = np.atleast_1d(k)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            hot = hotelling_rs(
+                pdraws,
+                k=list(ks),
+                pooled=pooled,
+                method=method,
+                n_bootstrap=n_bootstrap,
+                random_seed=random_seed,
+                logp_var=logp_var,
+            )
+        applies, _ = recurrence(hot)
+        if applies:  # its warnings matter only when it decides
+            for w in caught:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    rows, agree = [], None
+    if hot is not None and recurrence(hot)[0]:
+        rows = _hotelling_rows(hot, np.atleast_1d(k))
+    else:
+        agree = chain_agreement(pdraws, traces=traces, n_permutations=n_permutations, pairs=pairs,
+                                random_seed=0 if random_seed is None else random_seed, alpha=alpha)
+        rows = [_agreement_row(agree)]
+    verdict = decide(hot, agree, table, pdraws.n_chain, alpha, missing)
+    table = pd.concat([table, pd.DataFrame(rows)], axis=0)
+    if round_to is not None:
+        table = table.round(round_to)
+    table.attrs.update({"verdict": verdict.line, "verdict_status": verdict.status, "decided_by": verdict.method})
+    return table
+
+
+def _summary_function():
+    """ArviZ 0.x ``arviz.summary``, else ``arviz_stats.summary`` (ArviZ 1.x), else ImportError."""
+    try:
+        import arviz as az
+    except ImportError:
+        az = None
+    if az is not None and str(getattr(az, "__version__", "0")).split(".")[0] == "0" and hasattr(az, "summary"):
+        return az.summary
+    try:
+        from arviz_stats import summary
+    except ImportError:
+        summary = None
+    if summary is not None:
+        return summary
+    raise ImportError(
+        "regen_summary needs ArviZ's summary for R-hat and ESS: install ArviZ 0.x "
+        "(`pip install 'arviz<1'`) or, with ArviZ 1.x, `pip install arviz-stats`."
+    )
+
+
+def az_summary(dataset):
+    """mean, sd, ess_bulk, ess_tail, r_hat of the (chain, draw) variables of ``dataset``."""
+    summary = _summary_function()
+    return summary(dataset, kind="all", round_to="none")[_STAT_COLUMNS]

@@ -1,0 +1,180 @@
+"""Scalar traces of a partition-valued chain that see the whole partition, for R-hat and ESS.
+
+R-hat and ESS need real-valued draws. ``n_clusters`` and ``partition_logp`` are such traces,
+but they are blind to *which* items cluster together: chains trapped in two different
+clusterings of the same sizes give them the same distribution. The distance of each draw to a
+few reference partitions sees the whole partition: under variation of information (VI) and
+Binder's loss (the number of item pairs on which two partitions disagree), chains in different
+modes sit at different distances from a reference near one of them.
+
+References. They must treat all chains alike, or a chain's own reference would make it look
+closer to it than the others (a between-chain difference created by the choice): they are the
+medoids of a 2-medoids clustering, under VI, of a thinned sample of the pooled draws (the same
+draw positions in every chain). Chains trapped in two modes give one medoid in each; correct
+chains give two central draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from ..xr.draws import load_partition
+from ..base.partition_loss import _losses, parse_loss
+from ..base.state import canonicalize
+
+__all__ = ["reference_partitions", "partition_traces", "k_medoids", "REFERENCE_SAMPLE", "N_REFERENCES"]
+
+#: most draws of the thinned pooled sample from which the reference partitions are chosen
+REFERENCE_SAMPLE = 120
+#: reference partitions (medoids) by default
+N_REFERENCES = 2
+#: losses of the distance traces by default
+LOSSES = ("VI", "binder")
+
+
+def k_medoids(D, k, max_iter=100):
+    """Medoids of a k-medoids clustering of a distance matrix (deterministic).
+
+    Start: the 1-medoid (smallest total distance), then farthest-first (each next start is the
+    point farthest from the starts so far). Then alternate: assign every point to its nearest
+    medoid, move each medoid to the member with the smallest total distance to its cluster;
+    stop when the medoids no longer change. Ties go to the lowest index.
+
+    Parameters
+    ----------
+    D : numpy.ndarray, shape (M, M)
+        Symmetric distances.
+    k : int
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (min(k, M),)
+        Indices of the medoids.
+    """
+    D = np.asarray(D, dtype=float)
+    M = D.shape[0]
+    k = min(int(k), M)
+    med = [int(np.argmin(D.sum(axis=1)))]
+    while len(med) < k:
+        med.append(int(np.argmax(D[:, med].min(axis=1))))
+    med = np.array(med)
+    for _ in range(max_iter):
+        assign = np.argmin(D[:, med], axis=1)
+        new = med.copy()
+        for j in range(k):
+            members = np.flatnonzero(assign == j)
+            if members.size:
+                new[j] = members[np.argmin(D[np.ix_(members, members)].sum(axis=1))]
+        if np.array_equal(new, med):
+            break
+        med = new
+    return med
+
+
+def _sample_states(pdraws, max_draws):
+    """State indices of the thinned pooled sample: the same draw positions in every chain."""
+    per_chain = max(1, int(max_draws) // pdraws.n_chain)
+    pos = np.unique(np.linspace(0, pdraws.n_draw - 1, min(per_chain, pdraws.n_draw)).round().astype(np.int64))
+    return np.unique(pdraws.index[:, pos].ravel())
+
+
+def reference_partitions(pdraws, n_references=N_REFERENCES, max_draws=REFERENCE_SAMPLE):
+    """Reference partitions for the distance traces: medoids (VI) of a thinned pooled sample.
+
+    Parameters
+    ----------
+    pdraws : PartitionDraws
+    n_references : int
+    max_draws : int
+        Most draws in the sample (spread evenly over the chains and along them).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (≤ n_references, n_items)
+        Canonical labels; fewer rows when the sample holds fewer distinct states.
+    """
+    states = _sample_states(pdraws, max_draws)
+    labels = np.ascontiguousarray(pdraws.labels[states])
+    D = _losses(labels, labels, parse_loss("VI"))
+    D = np.maximum((D + D.T) / 2.0, 0.0)  # symmetric up to rounding
+    return labels[k_medoids(D, n_references)]
+
+
+def partition_traces(
+    data,
+    var_names=None,
+    *,
+    references=None,
+    n_references=N_REFERENCES,
+    losses=LOSSES,
+    logp_var="partition_logp",
+    logp=None,
+    coords=None,
+):
+    """Scalar traces of a partition chain for R-hat and ESS: distances to references, n_clusters, logp.
+
+    Parameters
+    ----------
+    data : InferenceData, DataTree, Dataset, dict or array
+        Posterior labels ``(chain, draw, item)``; see :func:`arviz_regen.hotelling_rs`.
+    var_names : str or list of one str, optional
+        The partition variable.
+    references : array_like of int, shape (m, n_items), optional
+        Reference partitions; default :func:`reference_partitions` (medoids of the pooled draws).
+    n_references : int
+        Number of medoids when ``references`` is not given.
+    losses : sequence of {"VI", "binder"} (or (name, a))
+        Distances of each draw to each reference.
+    logp_var : str
+        ``sample_stats`` variable with the log posterior (included when present).
+    logp : array_like, optional
+        Log posterior ``(chain, draw)`` for inputs without sample_stats.
+    coords : dict, optional
+        Selection of chains and draws applied first.
+
+    Returns
+    -------
+    xarray.Dataset
+        Variables with dims ``(chain, draw)``: ``vi_ref0``, ``vi_ref1``, ``binder_ref0``, … (the
+        distance of each draw to each reference: VI in bits, Binder as the number of item pairs
+        on which they disagree), ``n_clusters`` and ``partition_logp`` (when available); and
+        ``reference_labels`` (``reference``, item). Pass it to ``az.rhat``, ``az.ess`` or
+        ``az.summary``.
+
+    Examples
+    --------
+    >>> traces = arviz_regen.partition_traces(idata)       # doctest: +SKIP
+    >>> az.rhat(traces)                                    # doctest: +SKIP
+    """
+    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
+    if references is None:
+        refs = reference_partitions(pdraws, n_references)
+    else:
+        refs = np.atleast_2d(np.asarray(references, dtype=np.int64))
+        if refs.shape[1] != pdraws.n_items:
+            raise ValueError(f"`references` must have {pdraws.n_items} items per row, got shape {refs.shape}.")
+        refs = canonicalize(refs)
+    ulabels = np.ascontiguousarray(pdraws.labels)
+    data_vars = {}
+    for loss in losses:
+        spec = parse_loss(loss)
+        dist = _losses(np.ascontiguousarray(refs), ulabels, spec)  # (references, states)
+        name = spec.label.lower().replace("(a=", "_a").replace(")", "")
+        for r in range(refs.shape[0]):
+            data_vars[f"{name}_ref{r}"] = (("chain", "draw"), dist[r][pdraws.index])
+    data_vars["n_clusters"] = (("chain", "draw"), (ulabels.max(axis=1) + 1)[pdraws.index].astype(float))
+    if pdraws.logp_draws is not None:  # of the joint chain when hyperparameters were sampled
+        data_vars[pdraws.logp_name] = (("chain", "draw"), pdraws.logp_draws)
+    data_vars["reference_labels"] = (("reference", pdraws.item_dim), refs)
+    ds = xr.Dataset(
+        data_vars,
+        coords={"chain": pdraws.chain, "draw": pdraws.draw, "reference": np.arange(refs.shape[0]), pdraws.item_dim: pdraws.item_coord},
+    )
+    ds.attrs.update(
+        {
+            "var_name": pdraws.name,
+            "references": "given" if references is not None else f"{refs.shape[0]}-medoids (VI) of a thinned pooled sample",
+        }
+    )
+    return ds

@@ -62,7 +62,10 @@ def open_inference_data(path, chunks=None):
         raise FileNotFoundError(f"no such file or directory: {path}")
     is_zarr = path.is_dir() or path.suffix == ".zarr"
     if arviz_major() != 0:
-        tree = xr.open_datatree(str(path), engine="zarr" if is_zarr else None, chunks=chunks)
+        try:
+            tree = xr.open_datatree(str(path), engine="zarr" if is_zarr else None, chunks=chunks)
+        except (ValueError, OSError) as err:  # xarray's "consider installing IO dependencies"
+            raise _unreadable(path, is_zarr, err) from err
         if not tree.children:
             raise ValueError(f"{path} holds no groups (expected `posterior` and `sample_stats`).")
         return tree
@@ -79,7 +82,23 @@ def open_inference_data(path, chunks=None):
     group_kwargs = None
     if chunks is not None:
         group_kwargs = {g: {"chunks": chunks} for g in ("posterior", "sample_stats")}
-    return az.InferenceData.from_netcdf(str(path), group_kwargs=group_kwargs)
+    try:
+        return az.InferenceData.from_netcdf(str(path), group_kwargs=group_kwargs)
+    except (ValueError, OSError) as err:  # h5py's "file signature not found", and the like
+        raise _unreadable(path, is_zarr, err) from err
+
+
+def _unreadable(path, is_zarr, err):
+    """The error for a file that is not a store of draws (the readers' own messages point at
+    missing IO dependencies or HDF5 signatures)."""
+    kind = "zarr store" if is_zarr else "netCDF file"
+    reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+    if "IO backends" in str(err) or "IO dependencies" in str(err):
+        reason = "no netCDF or zarr reader recognises its content"
+    return ValueError(
+        f"{path} is not a {kind} of draws that can be read ({reason}): save the InferenceData "
+        "with to_netcdf or to_zarr."
+    )
 
 
 def _parser():

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 __all__ = ["is_symbolic", "RandomParams", "check_support", "POSITIVE", "tag_hyperparameters",
-           "hyperparameter_role", "HYPERPARAMETER_TAG"]
+           "hyperparameter_role", "hyperparameter_owners", "HYPERPARAMETER_TAG",
+           "HYPERPARAMETER_OWNERS_TAG"]
 
 #: tag of a random variable the partition's prior or family depends on: ``"cluster"`` when it
 #: enters only through the prior's tables or the cluster log marginal (an ``O(C)`` conditional
 #: given the partition), ``"stats"`` when it also scales the per-item statistics (``O(N)``)
 HYPERPARAMETER_TAG = "partition_hyperparameter"
+#: tag listing the partitions (random variables) such a variable hangs off
+HYPERPARAMETER_OWNERS_TAG = "partition_hyperparameter_owners"
 
 #: ``(outside, domain)`` of a positive parameter for :func:`check_support`
 POSITIVE = ((-1e-3, -1.0), "positive")
@@ -100,25 +103,38 @@ def check_support(name, value, outside, domain):
         )
 
 
-def tag_hyperparameters(graphs, role):
+def tag_hyperparameters(graphs, role, owner=None):
     """Tag the continuous random variables among the ancestors of ``graphs`` (a prior's or a
     family's random parameters) with :data:`HYPERPARAMETER_TAG` = ``role`` (``"cluster"`` or
     ``"stats"``; ``"stats"`` is kept once given): how a step method's competence, which sees one
-    variable and no model, knows it hangs off a partition."""
+    variable and no model, knows it hangs off a partition. ``owner`` (the partition) is added to
+    the variable's :data:`HYPERPARAMETER_OWNERS_TAG` list: one that hangs off several partitions
+    is not sampled given one of them (:func:`hyperparameter_owners`)."""
     from pymc.distributions.distribution import SymbolicRandomVariable
     from pytensor.graph.traversal import ancestors
     from pytensor.tensor.random.op import RandomVariable
 
+    partition = owner
     for var in ancestors([g for g in graphs if is_symbolic(g)]):
-        owner = var.owner
-        if owner is None or not isinstance(owner.op, RandomVariable | SymbolicRandomVariable):
+        node = var.owner
+        if node is None or not isinstance(node.op, RandomVariable | SymbolicRandomVariable):
             continue
-        if var is owner.outputs[0] and len(owner.outputs) > 1:
+        if var is node.outputs[0] and len(node.outputs) > 1:
             continue  # the next random generator, not the draw
         if not str(var.dtype).startswith("float"):
             continue
         if getattr(var.tag, HYPERPARAMETER_TAG, None) != "stats":
             setattr(var.tag, HYPERPARAMETER_TAG, role)
+        if partition is not None:
+            owners = getattr(var.tag, HYPERPARAMETER_OWNERS_TAG, [])
+            if not any(o is partition for o in owners):
+                setattr(var.tag, HYPERPARAMETER_OWNERS_TAG, [*owners, partition])
+
+
+def hyperparameter_owners(var):
+    """How many partitions ``var`` hangs off (as tagged by :func:`tag_hyperparameters`)."""
+    tag = getattr(var, "tag", None)
+    return len(getattr(tag, HYPERPARAMETER_OWNERS_TAG, ())) if tag is not None else 0
 
 
 def hyperparameter_role(var):

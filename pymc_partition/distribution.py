@@ -187,7 +187,7 @@ class Partition(Discrete):
             log_g, log_h = (pt.specify_shape(t, (n_items + 1,)) for t in (log_g, log_h))
         rv = super().dist([log_g, log_h], **kwargs)
         rv.tag.partition_prior = prior
-        tag_hyperparameters([getattr(prior, k) for k in prior.random_params], "cluster")
+        tag_hyperparameters([getattr(prior, k) for k in prior.random_params], "cluster", owner=rv)
         return rv
 
     def support_point(rv, size, log_g, log_h):

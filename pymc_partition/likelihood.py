@@ -181,7 +181,8 @@ class MarginalLikelihood(Continuous):
         rv = _call_rv(op, partition, stats, *params, pt.constant(item_index), **kwargs)
         rv.tag.item_index = item_index
         for k in random:  # which step may sample them: see pymc_partition.step_methods.hyper
-            tag_hyperparameters([getattr(family, k)], "stats" if k in family._stats_params else "cluster")
+            tag_hyperparameters([getattr(family, k)], "stats" if k in family._stats_params else "cluster",
+                                owner=partition)  # fmt: skip
         return rv
 
 

@@ -37,6 +37,8 @@ __all__ = [
     "TermDrawReader",
     "HyperparameterBlock",
     "hyperparameter_block",
+    "DataWatch",
+    "partition_graphs",
 ]
 
 
@@ -109,6 +111,51 @@ def _call_at_point(fn, names, values):
             "it is a graph of distributions (or transforms) that keep it inside, or start from a "
             "point inside it (initvals=)."
         ) from err
+
+
+def partition_graphs(model, rv):
+    """The graphs a partition's numbers are read from: its prior's parameters, and each of its
+    ``MarginalLikelihood`` terms' inputs and observed values."""
+    graphs = list(PartitionRV.params_of(rv))
+    for obs in likelihood_terms(model, rv):
+        graphs += [*obs.owner.inputs, model.rvs_to_values[obs]]
+    return graphs
+
+
+class DataWatch:
+    """The ``pm.Data`` some graphs read, and the values a step last built its numbers from.
+
+    ``pm.set_data`` replaces a shared variable's value by a new array, so :meth:`changed` compares
+    identities first and the values only for a replaced array (a new array holding the same
+    numbers is no change): a few pointer comparisons per call when nothing changed.
+
+    Parameters
+    ----------
+    graphs : list of TensorVariable
+    """
+
+    def __init__(self, graphs):
+        from pytensor.compile.sharedvalue import SharedVariable
+        from pytensor.tensor.random.type import RandomType
+
+        self.shared = [a for a in ancestors(list(graphs))
+                       if isinstance(a, SharedVariable) and not isinstance(a.type, RandomType)]  # fmt: skip
+        self.mark()
+
+    def changed(self):
+        """Whether a value differs from the one :meth:`mark` recorded."""
+        for i, var in enumerate(self.shared):
+            now, seen = var.get_value(borrow=True), self._seen[i]
+            if now is seen:
+                continue
+            if np.shape(now) != np.shape(seen) or not np.array_equal(now, seen):
+                return True
+            self._seen[i] = now  # the same numbers in a new array: identity is enough next time
+        return False
+
+    def mark(self):
+        """Record the current values (after the numbers were rebuilt from them)."""
+        self._seen = [var.get_value(borrow=True) for var in self.shared]
 
 
 class RandomHyperparameterError(NotImplementedError):
@@ -442,6 +489,9 @@ class HyperparameterBlock:
     stats_names : list of str
         Value variables the per-item statistics depend on (none of the block's); ``item_stats_at``
         recomputes them from those values.
+    data : DataWatch
+        The ``pm.Data`` the block's numbers were read from (a step rebuilds the block when they
+        change).
     """
 
     def theta(self, point):
@@ -562,9 +612,12 @@ def hyperparameter_block(model, vars, point):
                 "them with NUTS (pm.NUTS([...]))."
             )
     if len(owners) != 1:
+        shared = ("; a variable shared by several partitions is sampled by pm.NUTS([...]) (what "
+                  "pm.sample() assigns it), e.g. step=[pm.NUTS([" + ", ".join(repr(n) for n in names)
+                  + "])] beside the partition steps") if len(owners) > 1 else ""  # fmt: skip
         raise ValueError(
             f"{names} must hang off exactly one pmp.Partition (its prior's parameters, its "
-            f"family's hyperparameters or their hyperpriors); they hang off {len(owners)}."
+            f"family's hyperparameters or their hyperpriors); they hang off {len(owners)}{shared}."
         )
     prv, terms, prior_graphs, hyper, stats_graphs = owners[0]
     S = pt.dmatrix("S")
@@ -604,6 +657,8 @@ def hyperparameter_block(model, vars, point):
         start += width
     # Escobar-West where the prior allows it, slice sampling for every other coordinate
     out = HyperparameterBlock()
+    out.data = DataWatch([g for g, _ in parts] + list(prior_graphs) + [g for h in hyper for g in h]
+                         + list(stats_graphs))  # fmt: skip
     out.partition = model.rvs_to_values[prv].name
     out.names = names
     out.shapes = [np.shape(point[n]) for n in names]

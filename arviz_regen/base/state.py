@@ -94,6 +94,14 @@ def check_labels(labels, n_items=None, name="labels"):
         raise ValueError(f"`{name}` must have at least one dimension (one label per item).")
     if arr.size and not np.issubdtype(arr.dtype, np.integer):
         if np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            if arr.max() >= 2.0**63:  # beyond int64 (the cast would wrap to negative numbers)
+                if arr.min() < 0:
+                    raise ValueError(
+                        f"`{name}` holds labels beyond the int64 range ({arr.max():g}) and negative "
+                        "ones: partition labels are cluster numbers 0, 1, 2, ..."
+                    )
+                # only which items share a label matters: number the distinct values instead
+                arr = np.unique(arr, return_inverse=True)[1].reshape(arr.shape)
             arr = arr.astype(np.int64)
         else:
             raise TypeError(f"`{name}` must hold integer labels, got dtype {arr.dtype}.")

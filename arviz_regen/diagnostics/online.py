@@ -287,6 +287,13 @@ class StopWhenConverged:
         self.n_chains = int(n_chains)
         self.logp_stat = logp_stat
         self.verbose = bool(verbose)
+        self._reset()
+        from .monitor_registry import registry
+
+        registry.register(self)  # progress bars show the newest monitor's status
+
+    def _reset(self):
+        """Forget every draw: a new run (``pm.sample`` called again with this monitor)."""
         self._labels = {}
         self._logp = {}
         self._tuning = {}  # tuning draws per chain: where each trace's checkpoint draws end
@@ -296,9 +303,33 @@ class StopWhenConverged:
         self._cut = None
         self._rows = []
         self._next = 0
-        from .monitor_registry import registry
+        self._logp_of = {}  # log posterior of each state seen: is it a function of the state?
+        self._varying = None  # the reason, once it is not: the rule then stands aside
 
-        registry.register(self)  # progress bars show the newest monitor's status
+    def _new_run(self, c, trace, draw):
+        """Whether this draw starts another ``pm.sample`` run: a chain this monitor already holds
+        comes with another trace object, or starts again at its first draw."""
+        if c in self._traces and trace is not None and trace is not self._traces[c]:
+            return True
+        known = c in self._labels or c in self._tuning
+        return known and getattr(draw, "draw_idx", None) == 0
+
+    def _check_target(self, labels, value):
+        """Set :attr:`_varying` when a state comes back with another log posterior (the same
+        relative 1e-6 as :func:`arviz_regen.hotelling_rs`): the chain on the partition alone has
+        no fixed target (random hyperparameters), and the rule cannot judge it."""
+        key = hash(labels.tobytes())  # the samplers' labels are canonical; a hash keeps it small
+        seen = self._logp_of.setdefault(key, value)
+        if abs(seen - value) > 1e-6 * max(1.0, abs(seen)):
+            from ..xr.draws import varying_logp_message
+
+            self._stand_aside(varying_logp_message("StopWhenConverged", self.logp_stat, abs(seen - value)))
+
+    def _stand_aside(self, message):
+        self._varying = message + (" StopWhenConverged stands aside: pm.sample runs to the end and "
+                                   "returns every draw.")  # fmt: skip
+        self._labels, self._logp, self._logp_of = {}, {}, {}
+        warnings.warn(self._varying, RuntimeWarning, stacklevel=4)
 
     def close(self):
         """Stop being the monitor progress bars show (:mod:`arviz_regen.diagnostics.monitor_registry`);
@@ -324,6 +355,8 @@ class StopWhenConverged:
 
     @property
     def decision(self):
+        if self._varying is not None:
+            return {"status": "undecided", "stopped_at": None, "flagged_at": None, "reason": self._varying}
         return _decide(self._rows, self._rule.checkpoints)
 
     @property
@@ -348,6 +381,8 @@ class StopWhenConverged:
         if draw is None:
             return
         c = int(draw.chain)
+        if self._new_run(c, trace, draw):
+            self._reset()  # a monitor reused for another pm.sample decides on that run alone
         self._check_chains(c, trace)
         if trace is not None:
             self._traces[c] = trace
@@ -355,11 +390,18 @@ class StopWhenConverged:
             self._tuning[c] = self._tuning.get(c, 0) + 1
             return
         self._check_turns(c, draw)
+        if self._varying is not None:
+            return  # no fixed target: nothing to decide, every draw is kept
         point = draw.point
         if self._rule.var_name not in point:
             raise KeyError(f"StopWhenConverged: {self._rule.var_name!r} is not a variable of the sampled point.")
-        self._labels.setdefault(c, []).append(np.asarray(point[self._rule.var_name], dtype=np.int64).copy())
-        self._logp.setdefault(c, []).append(self._stat(draw.stats))
+        labels = np.asarray(point[self._rule.var_name], dtype=np.int64).copy()
+        value = self._stat(draw.stats)
+        self._check_target(labels, value)
+        if self._varying is not None:
+            return
+        self._labels.setdefault(c, []).append(labels)
+        self._logp.setdefault(c, []).append(value)
         while (
             self._next < self._rule.checkpoints.size
             and len(self._labels) == self.n_chains
@@ -371,7 +413,13 @@ class StopWhenConverged:
             chains = sorted(self._labels)
             labels = np.stack([np.stack(self._labels[ch][:t]) for ch in chains])
             logp = np.stack([np.asarray(self._logp[ch][:t]) for ch in chains])
-            self._add(t, labels, logp)
+            try:
+                self._add(t, labels, logp)
+            except ValueError as err:
+                if "fixed target" not in str(err):
+                    raise
+                self._stand_aside(str(err))  # seen by the diagnostic first: the same reason
+                return
             self._next += 1
             if self.decision["status"] == "converged":
                 self._cut_traces(t)

@@ -36,11 +36,18 @@ _AGREEMENT_COLUMNS = ["p_value_all", "p_value_traces", "p_value_coclustering", "
 
 def _stat_dataset(idata, pdraws, traces, stats_vars, logp_var):
     """The (chain, draw) statistics: the requested sample_stats, then the distance traces."""
+    from ..xr.draws import _align_on
+
     out = {}
     ss = idata.sample_stats if "sample_stats" in idata.groups() else xr.Dataset()
+    frame = xr.DataArray(np.zeros((pdraws.chain.size, pdraws.draw.size)), dims=("chain", "draw"),
+                         coords={"chain": pdraws.chain, "draw": pdraws.draw})  # fmt: skip
     for name in stats_vars:
         if name in ss.data_vars:
-            out[name] = np.asarray(ss[name].transpose("chain", "draw").values, dtype=float)
+            da = _align_on(ss[name], frame, f"sample_stats[{name!r}]", f"posterior[{pdraws.name!r}]")
+            out[name] = np.asarray(da.transpose("chain", "draw").values, dtype=float)
+            if name in ("n_clusters", f"n_clusters_{pdraws.name}") and "n_clusters" in traces.data_vars:
+                _check_same_counts(name, out[name], traces["n_clusters"].transpose("chain", "draw").values)
         elif name in traces.data_vars:  # n_clusters from the labels when it was not recorded
             out[name] = traces[name].transpose("chain", "draw").values
         elif name != logp_var:  # a missing log posterior gets its own warning below
@@ -51,6 +58,20 @@ def _stat_dataset(idata, pdraws, traces, stats_vars, logp_var):
     return xr.Dataset(
         {k: (("chain", "draw"), v) for k, v in out.items()},
         coords={"chain": pdraws.chain, "draw": pdraws.draw},
+    )
+
+
+def _check_same_counts(name, recorded, counted):
+    """The sampler's cluster counts must be those of the labels: else the groups do not hold the
+    same draws (a damaged store reads fill values, or the stats come from another run)."""
+    if recorded.shape == counted.shape and np.array_equal(recorded, counted):
+        return
+    wrong = int(np.sum(recorded != counted)) if recorded.shape == counted.shape else recorded.size
+    raise ValueError(
+        f"sample_stats[{name!r}] disagrees with the clusters of the posterior labels in {wrong} "
+        f"draw(s) (mean {np.mean(recorded):.3g} against {np.mean(counted):.3g}): the posterior "
+        "and sample_stats do not hold the same draws (a damaged or partly written store, or "
+        "groups of different runs)."
     )
 
 

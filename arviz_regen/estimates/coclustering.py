@@ -41,6 +41,33 @@ from ..xr.regeneration import assemble, estimate, eval_positions, regenerate
 __all__ = ["coclustering"]
 
 
+def _refuse_early(data, var_names, combined, cumulative, n_points, items, coords):
+    """The memory check of :func:`coclustering`, from the posterior's sizes alone, before any
+    draw is read (a whole matrix for 100,000 items was refused only after seconds of work)."""
+    from ..xr.draws import PartitionDraws, select_partition_var, to_regen_data
+
+    if items is not None or coords is not None or isinstance(data, PartitionDraws):
+        return  # the subset or selection is known after loading: checked there
+    try:
+        posterior = to_regen_data(data, "data", var_names=var_names).posterior
+        sizes = posterior[select_partition_var(posterior, var_names)].sizes
+    except Exception:  # noqa: BLE001 - load_partition reports what is wrong with the input
+        return
+    dims = list(sizes)
+    if len(dims) != 3 or "chain" not in sizes or "draw" not in sizes:
+        return
+    n = int(sizes[[d for d in dims if d not in ("chain", "draw")][0]])
+    n_eval = 1 if not cumulative else (int(sizes["draw"]) if n_points is None else
+                                        min(int(n_points), int(sizes["draw"])))  # fmt: skip
+    lead = n_eval * (1 if combined else int(sizes["chain"]))
+    check_memory(
+        3 * lead * n * n * 8,
+        f"The co-clustering of {n} items ({lead} estimate(s) of rho, se and cv)",
+        "Pass `items=` (a subset of the items; blocks of items for the whole matrix), or fewer "
+        "`n_points` in cumulative mode.",
+    )
+
+
 def coclustering(
     data,
     var_names=None,
@@ -108,6 +135,7 @@ def coclustering(
     """
     if not isinstance(combined, (bool, np.bool_)):
         raise TypeError(f"`combined` must be a bool, got {combined!r}.")
+    _refuse_early(data, var_names, combined, cumulative, n_points, items, coords)
     pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     cols = select_items(pdraws, items)
     reg = regenerate(pdraws, regeneration, se_method=se_method, combined=combined, what="coclustering")

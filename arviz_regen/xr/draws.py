@@ -472,6 +472,8 @@ def to_inference_data(data, argname="data", *, logp=None, coords=None, logp_var=
 
 
 def _first_draws_canonical(da, item_dim):
+    if 0 in da.shape:  # no draws: named by load_partition's check, not an IndexError here
+        return True
     first = da.isel(draw=0).transpose("chain", item_dim).values
     return bool(np.all(is_canonical(first)))
 
@@ -589,6 +591,25 @@ def _check_labels_dtype(da, name):
     raise TypeError(f"posterior variable {name!r} must hold integer labels, got dtype {da.dtype}.")
 
 
+def _align_on(stat, labels, what, against):
+    """``stat`` (chain, draw) in the order of ``labels``' coordinates: paired by coordinate, not
+    position (reversed draws, swapped chains); other coordinates are refused."""
+    for dim in ("chain", "draw"):
+        if dim not in stat.coords or dim not in labels.coords:
+            continue
+        mine, theirs = stat.indexes[dim], labels.indexes[dim]
+        if mine.equals(theirs):
+            continue
+        if len(mine) != len(theirs) or not mine.is_unique or set(mine) != set(theirs):
+            raise ValueError(
+                f"{what} and {against} have different {dim!r} coordinates "
+                f"({np.asarray(mine)[:5].tolist()}... against {np.asarray(theirs)[:5].tolist()}...): "
+                "they are not the same draws."
+            )
+        stat = stat.sel({dim: theirs})
+    return stat
+
+
 def load_partition(
     data, var_names=None, logp_var="partition_logp", argname="data", *, logp=None, coords=None
 ):
@@ -656,6 +677,20 @@ def load_partition(
     item_dim = [d for d in da.dims if d not in ("chain", "draw")][0]
     sel = _check_coords(coords, da.dims, f"the posterior variable {name!r}")
     da = _select(da, sel, f"posterior[{name!r}]")
+    for dim in ("chain", "draw"):
+        if dim in da.coords and da.sizes[dim] > 1 and not da.indexes[dim].is_unique:
+            raise ValueError(
+                f"posterior[{name!r}] has repeated {dim!r} coordinates "
+                f"({np.asarray(da[dim].values)[:5].tolist()}...): a damaged or partly written store "
+                "(missing chunks read as fill values) or draws concatenated twice. Save the draws again."
+            )
+    empty = [d for d in ("chain", "draw", item_dim) if da.sizes[d] == 0]
+    if empty:
+        raise ValueError(
+            f"posterior variable {name!r} has no {' and no '.join(empty)} (sizes "
+            f"{dict(da.sizes)}{', after the selection `coords`' if sel else ''}): there are no "
+            "draws to diagnose."
+        )
     # integer labels, or floats holding integers (netCDF round trips): checked chunk-wise
     da = _check_labels_dtype(da, name)
     try:
@@ -687,6 +722,7 @@ def load_partition(
                 f"sample_stats[{logp_var!r}] must have dims (chain, draw), got {lp_da.dims}."
             )
         lp_da = _select(lp_da, sel, f"sample_stats[{logp_var!r}]")
+        lp_da = _align_on(lp_da, da, f"sample_stats[{logp_var!r}]", f"posterior[{name!r}]")
         lp = np.asarray(lp_da.transpose("chain", "draw").values)
         if not (np.issubdtype(lp.dtype, np.floating) or np.issubdtype(lp.dtype, np.integer)):
             raise TypeError(f"sample_stats[{logp_var!r}] must hold real numbers, got dtype {lp.dtype}.")

@@ -29,6 +29,7 @@ __all__ = [
     "check_same_length",
     "group_sums",
     "group_sums_graph",
+    "CentredLocation",
 ]
 
 
@@ -418,3 +419,37 @@ class ConjugateFamily(RandomParams):
     def __repr__(self):
         args = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._param_names)
         return f"{type(self).__name__}({args})"
+
+
+class CentredLocation:
+    """Mixin of the Gaussian families: their statistics are sums over the data less a fixed
+    centre, the prior mean ``mu0`` when it is a number (else 0).
+
+    Raw sums of squares of data far from zero cancel: at ``1e8`` times the spread a variance
+    computed from them has no correct digit. About the prior mean (the data mean for
+    ``from_data``) the sums keep the spread's digits, and a shift of the data and ``mu0``
+    together changes nothing. The centre is fixed when the family is built and kept by
+    :meth:`with_values` and :meth:`replace_params`, so statistics and log marginal agree when
+    ``mu0`` takes other values; the log marginal reads ``mu0 - centre``.
+    """
+
+    def _set_centre(self):
+        mu0 = self.mu0
+        self._centre = np.float64(0.0) if is_symbolic(mu0) else np.array(mu0, dtype=float)
+
+    @property
+    def centre(self):
+        """The number(s) subtracted from the data before summing (per variable, or a scalar)."""
+        return self._centre
+
+    def _centred(self, values):
+        return values - self._centre
+
+    def _mu0_from_centre(self):
+        """``mu0 - centre`` for the graph (a tensor when ``mu0`` is random)."""
+        return self._param("mu0") - self._centre
+
+    def with_values(self, **values):
+        new = super().with_values(**values)
+        new._centre = self._centre  # the statistics were summed about this centre
+        return new

@@ -89,12 +89,24 @@ def data_scale(observed, n_clusters, *, full=True):
         raise ValueError("Data-scaled hyperparameters need at least 2 rows (a variance).")
     g = _check_n_clusters(n_clusters, n_rows)
     mean = values.mean(axis=0)
-    var = values.var(axis=0, ddof=1)
-    constant = np.flatnonzero(~(var > 0))
+    constant = np.flatnonzero(~(np.ptp(values, axis=0) > 0))
     if constant.size:
         raise ValueError(
             f"Variable(s) {constant[:10].tolist()} are constant: a data-scaled prior has no "
             "spread to scale by. Drop them (they cannot separate clusters)."
+        )
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        var = values.var(axis=0, ddof=1)
+    # spreads beyond about 1e+-154 have a variance float64 cannot hold (overflow, or underflow to
+    # 0 or a subnormal with a few digits): the prior's (co)variances would be too
+    tiny = np.finfo(float).tiny
+    bad = np.flatnonzero(~(np.isfinite(var) & (var >= tiny / np.finfo(float).eps)))
+    if bad.size:
+        spread = np.ptp(values[:, bad[:10]], axis=0)
+        raise ValueError(
+            f"The variance of variable(s) {bad[:10].tolist()} (ranges {spread.tolist()}) is not "
+            "representable in float64: a data-scaled prior needs it. Rescale the data (e.g. "
+            "standardise each variable) and build the prior on the rescaled data."
         )
     factor = g ** (-2.0 / n_vars)
     if full and n_rows > n_vars:

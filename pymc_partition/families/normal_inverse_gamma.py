@@ -18,6 +18,7 @@ import pytensor.tensor as pt
 
 from .._special import log_rising_tensor
 from .base import (
+    CentredLocation,
     ConjugateFamily,
     check_finite,
     check_param_length,
@@ -35,7 +36,7 @@ __all__ = ["NormalInverseGamma"]
 _LOG_2PI = float(np.log(2 * np.pi))
 
 
-class NormalInverseGamma(ConjugateFamily):
+class NormalInverseGamma(CentredLocation, ConjugateFamily):
     r"""Normal data with a Normal--Inverse-Gamma prior on each variable's mean and variance.
 
     Parameters
@@ -52,7 +53,8 @@ class NormalInverseGamma(ConjugateFamily):
     Notes
     -----
     Statistics per item: ``[n, S_1 (V), S_2 (V)]`` with ``S_1 = \sum y``, ``S_2 = \sum y^2``
-    over the item's rows. For one variable of a cluster with summed ``n, S_1, S_2``, write
+    over the item's rows, ``y`` the data less :attr:`centre` (``mu0`` when it is a number:
+    sums of squares far from zero would cancel) and ``mu0`` read less it too. For one variable of a cluster with summed ``n, S_1, S_2``, write
     ``d = S_1 - n\mu_0 = \sum (y - \mu_0)`` and
     ``Q = S_2 - 2\mu_0 S_1 + n\mu_0^2 = \sum (y-\mu_0)^2``; then ``\kappa_n = \kappa_0 + n``,
     ``\alpha_n = \alpha_0 + n/2``,
@@ -90,6 +92,7 @@ class NormalInverseGamma(ConjugateFamily):
             raise ValueError(f"Hyperparameter vectors have different lengths: {lengths}.")
         self._n_vars = next(iter(lengths.values()), None)
         self._check_magnitudes()
+        self._set_centre()
 
     @classmethod
     def from_data(cls, observed, *, n_clusters, kappa0=DEFAULT_KAPPA0, alpha0=1.5, scale=1.0):
@@ -147,6 +150,7 @@ class NormalInverseGamma(ConjugateFamily):
 
     def _item_stats(self, values, item_index, n_items):
         n = np.bincount(item_index, minlength=n_items).astype(float)
+        values = self._centred(values)
         s1 = group_sums(values, item_index, n_items)
         s2 = group_sums(values**2, item_index, n_items)
         return np.column_stack([n, s1, s2])
@@ -161,6 +165,7 @@ class NormalInverseGamma(ConjugateFamily):
 
     def _item_stats_graph(self, values, item_index, n_items):
         n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
+        values = self._centred(values)
         return pt.concatenate(
             [pt.as_tensor_variable(n), group_sums_graph(values, item_index, n_items),
              group_sums_graph(values**2, item_index, n_items)], axis=1,
@@ -179,6 +184,7 @@ class NormalInverseGamma(ConjugateFamily):
         s1 = stats[..., 1 : 1 + n_vars]
         s2 = stats[..., 1 + n_vars : 1 + 2 * n_vars]
         mu0, kappa0, alpha0, beta0 = (self._param(k) for k in self._param_names)
+        mu0 = self._mu0_from_centre()  # the statistics are sums about the centre
         # beta_n - beta0 = (sum of squares about the mean + n kappa0 / kappa_n (mean - mu0)^2) / 2,
         # without the cancellation of the raw moments at extreme kappa0 or mu0; an empty row
         # (never used: masked) is read as one row of zeros, so gradients stay finite

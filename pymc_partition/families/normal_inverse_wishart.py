@@ -15,7 +15,7 @@ import pytensor.tensor as pt
 
 from .._special import log_rising_tensor
 from .._symbolic import check_support, is_symbolic
-from .base import ConjugateFamily, check_finite, check_positive, group_sums_graph
+from .base import CentredLocation, ConjugateFamily, check_finite, check_positive, group_sums_graph
 from .data_scaled import DEFAULT_KAPPA0, data_scaled
 from .numba_draws import draw_normal_inverse_wishart
 
@@ -37,7 +37,7 @@ def _logdet_pd(m):
     return 2.0 * pt.sum(pt.log(pt.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
 
 
-class NormalInverseWishart(ConjugateFamily):
+class NormalInverseWishart(CentredLocation, ConjugateFamily):
     r"""Multivariate normal data with a Normal--Inverse-Wishart prior on mean and covariance.
 
     Parameters
@@ -126,6 +126,7 @@ class NormalInverseWishart(ConjugateFamily):
         self.psi0 = psi0_arr
         self._logdet_psi0 = float(2.0 * np.sum(np.log(np.diag(chol))))
         self._check_magnitudes()
+        self._set_centre()
 
     @classmethod
     def from_data(cls, observed, *, n_clusters, kappa0=DEFAULT_KAPPA0, nu0=None, scale=1.0):
@@ -215,6 +216,7 @@ class NormalInverseWishart(ConjugateFamily):
             fixed = NormalInverseWishart(np.zeros(self.n_vars), 1.0, self.n_vars + 1.0, psi0)
             self.psi0, self._logdet_psi0 = fixed.psi0, fixed._logdet_psi0
         self._check_magnitudes()
+        self._set_centre()
 
     def conditions(self):
         out = super().conditions()
@@ -236,6 +238,7 @@ class NormalInverseWishart(ConjugateFamily):
 
     def _item_stats_graph(self, values, item_index, n_items):
         n = np.bincount(item_index, minlength=n_items).astype(float)[:, None]
+        values = self._centred(values)
         outer = (values[:, :, None] * values[:, None, :]).reshape((values.shape[0], self.n_vars**2))
         return pt.concatenate(
             [pt.as_tensor_variable(n), group_sums_graph(values, item_index, n_items),
@@ -252,6 +255,7 @@ class NormalInverseWishart(ConjugateFamily):
     def _item_stats(self, values, item_index, n_items):
         n_vars = self.n_vars
         n = np.bincount(item_index, minlength=n_items).astype(float)
+        values = self._centred(values)
         s1 = np.zeros((n_items, n_vars))
         np.add.at(s1, item_index, values)
         outer = (values[:, :, None] * values[:, None, :]).reshape(values.shape[0], n_vars * n_vars)
@@ -272,7 +276,7 @@ class NormalInverseWishart(ConjugateFamily):
         n = stats[..., 0]
         s1 = stats[..., 1 : 1 + v]
         s2 = pt.reshape(stats[..., 1 + v : 1 + v + v * v], (*lead, v, v))
-        mu0 = pt.as_tensor_variable(self._param("mu0"))
+        mu0 = pt.as_tensor_variable(self._mu0_from_centre())  # statistics are sums about the centre
         kappa0, nu0 = self._param("kappa0"), self._param("nu0")
         logdet_psi0 = _logdet_pd(self.psi0) if self._logdet_psi0 is None else self._logdet_psi0
         # psi_n = psi0 + scatter about the mean + n kappa0 / kappa_n (mean - mu0)(mean - mu0)^T,

@@ -201,6 +201,7 @@ def normal_inverse_gamma_form(family, item_stats):
         np.broadcast_to(np.asarray(getattr(family, k), dtype=float), (V,))
         for k in ("mu0", "kappa0", "alpha0", "beta0")
     )
+    mu0 = mu0 - family.centre  # the statistics are sums about the family's centre
     rows = X[:, 0]
     values, counts = np.unique(rows, return_counts=True)
     r = float(values[np.argmax(counts)])

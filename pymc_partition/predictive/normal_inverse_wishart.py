@@ -211,7 +211,7 @@ def normal_inverse_wishart_form(family, item_stats):
         - 0.5 * V * np.log1p(n / k0)
     )  # fmt: skip
     params = np.concatenate(
-        [[V, k0, nu0, REFRESH, n.shape[0]], family.mu0, family.psi0.ravel(), T, M]
+        [[V, k0, nu0, REFRESH, n.shape[0]], family.mu0 - family.centre, family.psi0.ravel(), T, M]
     )
     aux = np.ascontiguousarray(X[:, 1 : 1 + V])
     return PredictiveForm(

@@ -18,10 +18,12 @@ from pymc.util import get_random_generator, get_value_vars_from_user_vars
 from ..engine import PartitionKernel
 from ..engine.kernels import STEP_RESULT_INDEX
 from ..model_spec import (
+    DataWatch,
     HyperparameterReader,
     RandomHyperparameterError,
     find_partition_vars,
     is_partition_rv,
+    partition_graphs,
     partition_spec,
 )
 from . import progress
@@ -85,26 +87,13 @@ class PartitionStep(BlockedStep):
     def _setup(self, vars, model, rng, blocked, mix, specialize=True, initial_point=None):
         model = pm.modelcontext(model)
         rv = self._partition_rv(vars, model)
-        self._reader = None
-        try:
-            spec = partition_spec(model, rv)  # raises without a MarginalLikelihood
-        except RandomHyperparameterError:
-            # random hyperparameters: start from the initial point, read them at every step
-            start = initial_point if initial_point is not None else model.initial_point()
-            spec = partition_spec(model, rv, point=start)
-            self._reader = HyperparameterReader(model, rv)
-            self._reader.read(start)
-        self.engine = PartitionKernel.from_spec(spec, mix, specialize=specialize)
-        if self._reader is not None and not self.engine.refreshable:
-            raise NotImplementedError(
-                f"{type(self).__name__} updates random hyperparameters through the family's "
-                f"specialised predictive form, which {type(spec.family).__name__} lacks for these "
-                "data (e.g. replicate rows); fix the hyperparameters at numbers."
-            )
+        self._model, self._rv, self._mix = model, rv, mix
+        # the pm.Data the numbers come from: a reused step rebuilds them when pm.set_data changed them
+        self._data = DataWatch(partition_graphs(model, rv))
+        self._build_engine(initial_point, specialize)
         self.vars = [model.rvs_to_values[rv]]
         self.blocked = blocked
         self.thin = mix.thin
-        self.specialize = self.engine.specialize
         self.n_items = self.engine.n_items
         self.rng = get_random_generator(rng)
         self.seed_buffer = []
@@ -123,6 +112,44 @@ class PartitionStep(BlockedStep):
             self._stat_names[k]: v for k, v in type(self).stats_dtypes_shapes.items()
         }
         self.stats_dtypes = [{k: dtype for k, (dtype, _) in self.stats_dtypes_shapes.items()}]
+
+    def _build_engine(self, initial_point, specialize):
+        """Read the model's current numbers and compile the engine on them."""
+        model, rv = self._model, self._rv
+        self._reader = None
+        try:
+            spec = partition_spec(model, rv)  # raises without a MarginalLikelihood
+        except RandomHyperparameterError:
+            # random hyperparameters: start from the initial point, read them at every step
+            start = initial_point if initial_point is not None else model.initial_point()
+            spec = partition_spec(model, rv, point=start)
+            self._reader = HyperparameterReader(model, rv)
+            self._reader.read(start)
+        self.engine = PartitionKernel.from_spec(spec, self._mix, specialize=specialize)
+        if self._reader is not None and not self.engine.refreshable:
+            raise NotImplementedError(
+                f"{type(self).__name__} updates random hyperparameters through the family's "
+                f"specialised predictive form, which {type(spec.family).__name__} lacks for these "
+                "data (e.g. replicate rows); fix the hyperparameters at numbers."
+            )
+        self.specialize = self.engine.specialize
+        self._data.mark()
+
+    def refresh_data(self):
+        """Rebuild the engine if ``pm.set_data`` changed the data since it was built (called when
+        a chain starts, and before the step is sent to worker processes): a step reused for
+        another ``pm.sample`` samples the model's current data. Returns whether it rebuilt."""
+        if self._model is None or not self._data.changed():
+            return False
+        self._chain = None
+        self._build_engine(None, self.specialize)
+        return True
+
+    def __getstate__(self):
+        self.refresh_data()  # pickled for worker processes: their copy holds the current numbers
+        state = self.__dict__.copy()
+        state["_model"] = None  # the workers never see pm.set_data: nothing to watch there
+        return state
 
     def _partition_rv(self, vars, model):
         name = type(self).__name__
@@ -157,6 +184,7 @@ class PartitionStep(BlockedStep):
         self.rng = get_random_generator(rng, copy=False)
         self.seed_buffer = []
         self._chain = None
+        self.refresh_data()
 
     def set_rng(self, rng):
         """Start a chain (PyMC < 6.3, which calls this instead of :meth:`setup_chain`)."""

@@ -11,7 +11,7 @@ from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 
-from .._symbolic import hyperparameter_role
+from .._symbolic import hyperparameter_owners, hyperparameter_role
 from ..engine.compile import compile_density
 from ..engine.hyper import HyperparameterKernel
 from ..model_spec import hyperparameter_block
@@ -89,20 +89,36 @@ class PartitionHyperparameters(BlockedStep):
         bad = [v.name for v in vars if not str(v.dtype).startswith("float")]
         if bad:
             raise TypeError(f"PartitionHyperparameters samples continuous variables; {bad} are not.")
-        start = initial_point if initial_point is not None else model.initial_point()
-        self.block = hyperparameter_block(model, vars, start)
-        density = compile_density(self.block.density_jit) if self.block.slice_index else None
-        self.kernel = HyperparameterKernel(
-            density, self.block.item_stats, len(self.block.theta(start)),
-            slice_index=self.block.slice_index, escobar_west=self.block.escobar_west, width=width,
-        )  # fmt: skip
-        self._initial_widths = self.kernel.widths.copy()
+        self._model, self._width = model, width
+        self._build(vars, initial_point)
         self.vars = vars
         self.blocked = blocked
         self.rng = get_random_generator(rng)
         self.seed_buffer = []
         self.tune = True
+
+    def _build(self, vars, initial_point=None):
+        """Read the block out of the model at its current data and compile its kernel."""
+        model = self._model
+        start = initial_point if initial_point is not None else model.initial_point()
+        self.block = hyperparameter_block(model, vars, start)
+        density = compile_density(self.block.density_jit) if self.block.slice_index else None
+        self.kernel = HyperparameterKernel(
+            density, self.block.item_stats, len(self.block.theta(start)),
+            slice_index=self.block.slice_index, escobar_west=self.block.escobar_west, width=self._width,
+        )  # fmt: skip
+        self._initial_widths = self.kernel.widths.copy()
         self._stats_values = None
+        self.block.data.mark()
+
+    def refresh_data(self):
+        """Rebuild the block if ``pm.set_data`` changed the data since it was built (called when a
+        chain starts, and before the step is sent to worker processes): a step reused for another
+        ``pm.sample`` samples the model's current data. Returns whether it rebuilt."""
+        if self._model is None or not self.block.data.changed():
+            return False
+        self._build(self.vars)
+        return True
 
     # the kernel's arrays, as the sampling state sees them (written in place: the kernel keeps them)
     widths = property(lambda self: self.kernel.widths,
@@ -114,7 +130,9 @@ class PartitionHyperparameters(BlockedStep):
 
     # ------------------------------------------------------------------ pickling (cores > 1)
     def __getstate__(self):
+        self.refresh_data()  # pickled for worker processes: their copy holds the current numbers
         state = self.__dict__.copy()
+        state["_model"] = None  # the workers never see pm.set_data: nothing to watch there
         block = state["block"] = copy.copy(self.block)
         block.density_jit = None  # numba code is process-local; the pytensor function is not
         return state
@@ -127,7 +145,9 @@ class PartitionHyperparameters(BlockedStep):
 
     # ------------------------------------------------------------------ PyMC protocol
     def setup_chain(self, rng, tune, draws):
-        """Start a chain (PyMC >= 6.3): its generator, fresh widths, tuning if ``tune``."""
+        """Start a chain (PyMC >= 6.3): its generator, fresh widths, tuning if ``tune``, the
+        model's current data."""
+        self.refresh_data()
         self.rng = get_random_generator(rng, copy=False)
         self.seed_buffer = []
         self.reset_tuning()
@@ -135,6 +155,7 @@ class PartitionHyperparameters(BlockedStep):
 
     def set_rng(self, rng):
         """Start a chain (PyMC < 6.3)."""
+        self.refresh_data()
         self.rng = get_random_generator(rng, copy=False)
         self.seed_buffer = []
 
@@ -172,6 +193,8 @@ class PartitionHyperparameters(BlockedStep):
 
     @staticmethod
     def competence(var, has_grad):
-        if hyperparameter_role(var) == "cluster" and str(var.dtype).startswith("float"):
+        # a variable shared by several partitions is left to NUTS: its conditional needs them all
+        if (hyperparameter_role(var) == "cluster" and str(var.dtype).startswith("float")
+                and hyperparameter_owners(var) <= 1):  # fmt: skip
             return Competence.IDEAL
         return Competence.INCOMPATIBLE

@@ -213,7 +213,9 @@ def _exact_joint(case):
         def __init__(self, t):
             self.log_marginal_numpy = lambda x: lm(x, t)
 
-    item_stats = build(1.0, thetas[0])[1].item_stats(data)  # these families' statistics do not depend on theta
+    # the statistics of the family whose log marginal ``lm`` is (they do not depend on theta;
+    # a Gaussian family's are sums about its centre, 0 for a random mu0)
+    item_stats = build(1.0, t_sym if thetas.size > 1 else None)[1].item_stats(data)
 
     def log_joint(states, rows):
         parts = []

@@ -262,8 +262,9 @@ def power_designs(sizes, runs, n_draws=1000, seed=11):
         check = Checker(right)
         base = None
         for name, kw in cases:
-            beta = kw.pop("beta", 1.0)
-            spec = spec_of(y, **kw) if kw else right
+            beta = kw.get("beta", 1.0)  # not popped: the cases serve every size
+            model_kw = {k: v for k, v in kw.items() if k != "beta"}
+            spec = spec_of(y, **model_kw) if model_kw else right
             rej, ks = [], []
             t0 = time.perf_counter()
             for r in range(runs[n]):
@@ -327,16 +328,16 @@ def main(argv=None):
     )
     ap.add_argument("--sections", default="level,power,cost")
     ap.add_argument("--runs", type=int, default=None, help="runs of each level design")
-    ap.add_argument("--sizes", default="50,200,2000", help="numbers of items of the power section")
+    ap.add_argument(
+        "--sizes", default="50,200,2000", help="numbers of items of the power section"
+    )
     args = ap.parse_args(argv)
     sections = args.sections.split(",")
     print(HEADER)
     if "level" in sections:
         exact_designs(args.runs or (40 if args.quick else 500))
     if "power" in sections:
-        runs = (
-            {50: 20, 200: 10, 2000: 4} if args.quick else {50: 100, 200: 50, 2000: 8}
-        )
+        runs = {50: 20, 200: 10, 2000: 4} if args.quick else {50: 100, 200: 50, 2000: 8}
         power_designs([int(n) for n in args.sizes.split(",")], runs)
     if "cost" in sections:
         cost_design()

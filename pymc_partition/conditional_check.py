@@ -18,7 +18,9 @@ items, four test functions give four terms per draw (:data:`CHECK_NAMES`; the ke
 Each costs ``O(#clusters)`` per item given the conditional, which costs what one Gibbs update of
 the item costs: the terms of one draw cost one Gibbs sweep (less with ``items``). With random
 hyperparameters ``theta`` the identity holds for ``pi(c | theta, y)`` and ``(c, theta)`` drawn
-from the joint posterior, so each draw's terms use its own ``theta``. ``arviz_regen.
+from the joint posterior, so each draw's terms use its own ``theta``; the continuous free variables
+get Langevin terms ``d/du log p`` and ``u d/du log p + 1`` (``u`` unconstrained; mean zero by
+integration by parts), which see a wrong hyperparameter update. ``arviz_regen.
 conditional_check`` turns the stored terms into p-values (``docs/maths/conditional_check.md``).
 """
 

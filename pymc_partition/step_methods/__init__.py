@@ -12,7 +12,7 @@ from . import pymc_hooks
 from .base import PartitionStep, PartitionStepState
 from .gibbs import GibbsPartition
 from .hyper import PartitionHyperparameters, PartitionHyperparametersState
-from .sams import SequentialMergeSplit
+from .sequential_merge_split import SequentialMergeSplit
 from .split_merge import PROPOSAL_MERGE, PROPOSAL_NONE, PROPOSAL_SPLIT, SplitMerge
 
 __all__ = [

@@ -26,7 +26,7 @@ from .slots import put
 from .split_merge import proposal_members, propose_merge, propose_split, random_pair
 from .state import NJIT, form_functions, init_slot
 
-__all__ = ["sequential_allocation", "sams_move", "sams_log_q"]
+__all__ = ["sams_log_q", "sams_move", "sequential_allocation"]
 
 
 @numba.njit(**NJIT)

@@ -23,7 +23,7 @@ import numba
 import numpy as np
 
 from .slots import put
-from .split_merge import proposal_members, propose_merge, propose_split, random_pair
+from .split_merge import current_sides, propose_merge, propose_split, start_proposal
 from .state import NJIT, form_functions, init_slot
 
 __all__ = ["sams_log_q", "sams_move", "sequential_allocation"]
@@ -96,18 +96,12 @@ def sams_move(m, s, w):
     n = m.X.shape[0]
     if n < 2:
         return 0, False
-    i, j = random_pair(n)
-    ci = s.z[i]
-    cj = s.z[j]
-    n_members = proposal_members(s.z, i, j, w.members)
+    i, j, ci, cj, n_members = start_proposal(s, w, n)
     _shuffle(w.members, n_members)
     if ci == cj:
         log_q = sequential_allocation(m, s, w, i, j, n_members, w.side[:0])
         return 1, propose_split(m, s, w, ci, j, n_members, log_q)
-    target = w.order  # free during the move
-    for q in range(n_members):
-        target[q] = 0 if s.z[w.members[q]] == ci else 1
-    log_q = sequential_allocation(m, s, w, i, j, n_members, target[:n_members])
+    log_q = sequential_allocation(m, s, w, i, j, n_members, current_sides(s, w, ci, n_members))
     return 2, propose_merge(m, s, w, ci, cj, j, n_members, log_q)
 
 

@@ -20,14 +20,15 @@ from .slots import activate, copy_slot, deactivate, put, take
 from .state import NJIT, form_functions, init_slot
 
 __all__ = [
+    "current_sides",
     "launch",
     "proposal_members",
     "propose_merge",
     "propose_split",
-    "random_pair",
     "restricted_scan",
     "split_merge_log_q",
     "split_merge_move",
+    "start_proposal",
 ]
 
 
@@ -116,13 +117,23 @@ def proposal_members(z, i, j, members):
 
 
 @numba.njit(**NJIT)
-def random_pair(n):
-    """An ordered pair of distinct items, uniformly at random (``n >= 2``)."""
+def start_proposal(s, w, n):
+    """An ordered pair ``i, j`` of distinct items drawn uniformly (``n >= 2``), their clusters
+    ``ci, cj`` and the number of the other items of those clusters, listed in ``w.members``."""
     i = np.random.randint(n)
     j = np.random.randint(n - 1)
     if j >= i:
         j += 1
-    return i, j
+    return i, j, s.z[i], s.z[j], proposal_members(s.z, i, j, w.members)
+
+
+@numba.njit(**NJIT)
+def current_sides(s, w, ci, n_members):
+    """Each member's side in the current split (0 = in cluster ``ci``), in ``w.order`` (free
+    during a merge-split move): its first ``n_members`` entries."""
+    for q in range(n_members):
+        w.order[q] = 0 if s.z[w.members[q]] == ci else 1
+    return w.order[:n_members]
 
 
 @numba.njit(**NJIT)
@@ -134,10 +145,7 @@ def split_merge_move(m, s, w, n_scans):
     n = m.X.shape[0]
     if n < 2:
         return 0, False
-    i, j = random_pair(n)
-    ci = s.z[i]
-    cj = s.z[j]
-    n_members = proposal_members(s.z, i, j, w.members)
+    i, j, ci, cj, n_members = start_proposal(s, w, n)
     no_sides = w.side[:0]
     launch(m, s, w, i, j, n_members, n_scans, no_sides)
     if ci == cj:
@@ -145,10 +153,7 @@ def split_merge_move(m, s, w, n_scans):
         log_q = restricted_scan(m, s, w, n_members, no_sides)
         return 1, propose_split(m, s, w, ci, j, n_members, log_q)
     # merge: probability that the final restricted scan from the launch state gives the current split
-    target = w.order  # free during a split-merge move
-    for q in range(n_members):
-        target[q] = 0 if s.z[w.members[q]] == ci else 1
-    log_q = restricted_scan(m, s, w, n_members, target[:n_members])
+    log_q = restricted_scan(m, s, w, n_members, current_sides(s, w, ci, n_members))
     return 2, propose_merge(m, s, w, ci, cj, j, n_members, log_q)
 
 

@@ -42,7 +42,7 @@ class SequentialMergeSplit(PartitionStep):
     ----------
     vars : list
         A list holding the one ``Partition`` variable to sample.
-    n_proposals : int, default 10
+    n_proposals : int, default 3
         Merge-split proposals per step, >= 0.
     n_gibbs_scans : int, default 1
         Full Gibbs sweeps per step, >= 0. The merge-split proposals move whole clusters; the
@@ -99,7 +99,7 @@ class SequentialMergeSplit(PartitionStep):
 
     stats_dtypes_shapes = SplitMerge.stats_dtypes_shapes
 
-    def __init__(self, vars=None, *, n_proposals=10, n_gibbs_scans=1, gibbs_probability=0.0,
+    def __init__(self, vars=None, *, n_proposals=3, n_gibbs_scans=1, gibbs_probability=0.0,
                  thin=1, specialize=True, model=None, rng=None, initial_point=None,
                  compile_kwargs=None, blocked=True):  # fmt: skip
         self.n_proposals = _check_count("n_proposals", n_proposals)

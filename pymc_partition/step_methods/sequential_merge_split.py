@@ -31,8 +31,8 @@ class SequentialMergeSplit(PartitionStep):
     ``S`` in a fresh random order :math:`\sigma` recreates the current split. The order is drawn
     independently of the state and shared by a move and its reverse, so each proposal is an exact
     Metropolis-Hastings update. Unlike :class:`SplitMerge` (Jain & Neal's restricted Gibbs
-    scans) a proposal costs one pass over ``S``, two predictive evaluations per item, so many
-    proposals cost less than one Gibbs sweep.
+    scans) a proposal costs one pass over ``S``, two predictive evaluations per item of ``S``,
+    where a Gibbs sweep makes one per item and cluster.
 
     Each step performs ``n_proposals`` such proposals, then ``n_gibbs_scans`` full collapsed
     Gibbs sweeps (as :class:`GibbsPartition`), plus one more Gibbs sweep with probability

@@ -51,7 +51,12 @@ def _import_all():
         UniformPartition,
     )
     from .state import canonicalize, state_keys
-    from .step_methods import GibbsPartition, PartitionHyperparameters, SplitMerge
+    from .step_methods import (
+        GibbsPartition,
+        PartitionHyperparameters,
+        SequentialMergeSplit,
+        SplitMerge,
+    )
 
     globals().update({k: v for k, v in locals().items() if not k.startswith("_")})
 
@@ -97,6 +102,7 @@ __all__ = [
     "MixtureOfFiniteMixtures",
     "GibbsPartition",
     "SplitMerge",
+    "SequentialMergeSplit",
     "PartitionHyperparameters",
     "exact_posterior",
     "compute_log_likelihood",

@@ -46,7 +46,7 @@ def _seed(rng):
 
 
 class PartitionKernel:
-    """Compiled sampler of one partition (collapsed Gibbs sweeps and split-merge moves).
+    """Compiled sampler of one partition (collapsed Gibbs sweeps and merge-split moves).
 
     Build it with :meth:`from_spec`. Attributes read by its users:
 
@@ -108,7 +108,7 @@ class PartitionKernel:
         )
         self._link()
         # compile (or load) the kernel now, on a throw-away state: compile time is not step time
-        idle = mix._replace(n_gibbs=0, n_split_merge=0)
+        idle = mix._replace(n_gibbs=0, n_split_merge=0, n_sams=0)
         labels = np.zeros(self.n_items, np.int64)
         self._run(0, labels, False, self._model, self._state, self._work, idle, self.block, labels.copy())
         return self
@@ -166,7 +166,8 @@ class PartitionKernel:
     def _run(self, *args):
         """The first call of the kernel (numba's dispatcher); then its compiled entry point for
         these argument types is kept, to skip the dispatch (about 3 us per step)."""
-        run = kernels.run_step if self.mix.n_split_merge > 0 else kernels.run_gibbs_step
+        merge_split = self.mix.n_split_merge > 0 or self.mix.n_sams > 0
+        run = kernels.run_step if merge_split else kernels.run_gibbs_step
         with quiet_compile():
             res = run(*args)
         self._entry = kernels.compiled_entry(run, args)

@@ -13,6 +13,9 @@
 :mod:`.split_merge`
     The restricted-Gibbs split-merge move: launch state, restricted scans, the move and its
     proposal probability.
+:mod:`.sams`
+    The sequentially allocated merge-split move (Dahl & Newcomb 2022): sequential allocation,
+    the move and its proposal probability.
 :mod:`.step`
     One step as one call (:func:`run_step`) of a :class:`MoveMix`, returning the fields
     of a :class:`StepResult` (:func:`run_gibbs_step` for a mix of Gibbs sweeps only, which
@@ -26,6 +29,7 @@ kernel calls: after editing a callee, clear the ``__pycache__`` of this package.
 """
 
 from .gibbs import BLOCK, gibbs_sweep, visiting_order
+from .sams import sams_log_q, sams_move, sequential_allocation
 from .split_merge import restricted_scan, split_merge_log_q, split_merge_move
 from .state import (
     NJIT,
@@ -67,4 +71,7 @@ __all__ = [
     "split_merge_move",
     "restricted_scan",
     "split_merge_log_q",
+    "sams_move",
+    "sequential_allocation",
+    "sams_log_q",
 ]

@@ -19,7 +19,17 @@ import numpy as np
 from .slots import activate, copy_slot, deactivate, put, take
 from .state import NJIT, form_functions, init_slot
 
-__all__ = ["launch", "restricted_scan", "split_merge_move", "split_merge_log_q", "proposal_members"]
+__all__ = [
+    "current_sides",
+    "launch",
+    "proposal_members",
+    "propose_merge",
+    "propose_split",
+    "restricted_scan",
+    "split_merge_log_q",
+    "split_merge_move",
+    "start_proposal",
+]
 
 
 @numba.njit(**NJIT)
@@ -107,50 +117,80 @@ def proposal_members(z, i, j, members):
 
 
 @numba.njit(**NJIT)
+def start_proposal(s, w, n):
+    """An ordered pair ``i, j`` of distinct items drawn uniformly (``n >= 2``), their clusters
+    ``ci, cj`` and the number of the other items of those clusters, listed in ``w.members``."""
+    i = np.random.randint(n)
+    j = np.random.randint(n - 1)
+    if j >= i:
+        j += 1
+    return i, j, s.z[i], s.z[j], proposal_members(s.z, i, j, w.members)
+
+
+@numba.njit(**NJIT)
+def current_sides(s, w, ci, n_members):
+    """Each member's side in the current split (0 = in cluster ``ci``), in ``w.order`` (free
+    during a merge-split move): its first ``n_members`` entries."""
+    for q in range(n_members):
+        w.order[q] = 0 if s.z[w.members[q]] == ci else 1
+    return w.order[:n_members]
+
+
+@numba.njit(**NJIT)
 def split_merge_move(m, s, w, n_scans):
     """One restricted-Gibbs split-merge proposal (Jain & Neal 2004, conjugate case).
 
     Returns ``(kind, accepted)`` with kind 1 = split, 2 = merge (0 = nothing to propose).
     """
-    n, d = m.X.shape
+    n = m.X.shape[0]
     if n < 2:
         return 0, False
-    log_g, log_h = m.log_g, m.log_h
-    i = np.random.randint(n)
-    j = np.random.randint(n - 1)
-    if j >= i:
-        j += 1
-    ci = s.z[i]
-    cj = s.z[j]
-    n_members = proposal_members(s.z, i, j, w.members)
+    i, j, ci, cj, n_members = start_proposal(s, w, n)
     no_sides = w.side[:0]
     launch(m, s, w, i, j, n_members, n_scans, no_sides)
-    C = s.meta[0]
     if ci == cj:
         # split: a final restricted scan from the launch state is the proposal
         log_q = restricted_scan(m, s, w, n_members, no_sides)
-        log_acc = (
-            log_g[C + 1] - log_g[C]
-            + log_h[s.counts[n]] + log_h[s.counts[n + 1]] - log_h[s.counts[ci]]
-            + s.clm[n] + s.clm[n + 1] - s.clm[ci]
-            - log_q
-        )  # fmt: skip
-        accept = math.log(np.random.random()) < log_acc
-        if accept:
-            cnew = activate(s.active, s.pos, s.free, s.meta)
-            copy_slot(s, n, ci)
-            copy_slot(s, n + 1, cnew)
-            s.z[j] = cnew
-            for q in range(n_members):
-                if w.side[q] == 1:
-                    s.z[w.members[q]] = cnew
-        return 1, accept
+        return 1, propose_split(m, s, w, ci, j, n_members, log_q)
     # merge: probability that the final restricted scan from the launch state gives the current split
-    target = w.order  # free during a split-merge move
-    for q in range(n_members):
-        target[q] = 0 if s.z[w.members[q]] == ci else 1
-    log_q = restricted_scan(m, s, w, n_members, target[:n_members])
-    r = n + 2  # scratch slot: the merged cluster
+    log_q = restricted_scan(m, s, w, n_members, current_sides(s, w, ci, n_members))
+    return 2, propose_merge(m, s, w, ci, cj, j, n_members, log_q)
+
+
+@numba.njit(**NJIT)
+def propose_split(m, s, w, ci, j, n_members, log_q):
+    """Accept or reject the split of cluster ``ci`` held in the spare slots ``n`` (with the
+    anchor ``i``) and ``n + 1`` (with ``j``; ``w.side[q]`` the side of ``w.members[q]``), proposed
+    with log probability ``log_q`` (the reverse merge is certain); applies it if accepted."""
+    n, C = m.X.shape[0], s.meta[0]
+    log_g, log_h = m.log_g, m.log_h
+    log_acc = (
+        log_g[C + 1] - log_g[C]
+        + log_h[s.counts[n]] + log_h[s.counts[n + 1]] - log_h[s.counts[ci]]
+        + s.clm[n] + s.clm[n + 1] - s.clm[ci]
+        - log_q
+    )  # fmt: skip
+    accept = math.log(np.random.random()) < log_acc
+    if accept:
+        cnew = activate(s.active, s.pos, s.free, s.meta)
+        copy_slot(s, n, ci)
+        copy_slot(s, n + 1, cnew)
+        s.z[j] = cnew
+        for q in range(n_members):
+            if w.side[q] == 1:
+                s.z[w.members[q]] = cnew
+    return accept
+
+
+@numba.njit(**NJIT)
+def propose_merge(m, s, w, ci, cj, j, n_members, log_q):
+    """Accept or reject the merge of clusters ``ci`` and ``cj`` (``j`` in ``cj``, the other
+    members in ``w.members[:n_members]``), whose reverse split has log probability ``log_q``;
+    applies it if accepted. The merged cluster is scored in the scratch slot ``n + 2``."""
+    n, d = m.X.shape
+    C = s.meta[0]
+    log_g, log_h = m.log_g, m.log_h
+    r = n + 2
     for v in range(d):
         s.stats[r, v] = s.stats[ci, v] + s.stats[cj, v]
     lm_merged = init_slot(m, r)
@@ -175,7 +215,7 @@ def split_merge_move(m, s, w, n_scans):
         for q in range(n_members):
             s.z[w.members[q]] = ci
         deactivate(cj, s.active, s.pos, s.free, s.meta)
-    return 2, accept
+    return accept
 
 
 @numba.njit(**NJIT)

@@ -14,6 +14,7 @@ import numba
 import numpy as np
 
 from .gibbs import gibbs_sweep
+from .sams import sams_move
 from .split_merge import split_merge_move
 from .state import NJIT, build_state, state_log_posterior
 
@@ -27,11 +28,14 @@ __all__ = [
     "canonical_relabel",
 ]
 
-MoveMix = namedtuple("MoveMix", "n_gibbs n_split_merge n_scans gibbs_probability thin")
+MoveMix = namedtuple(
+    "MoveMix", "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams", defaults=(0,)
+)
 MoveMix.__doc__ = """The moves of one step (built by the step methods, read by :func:`run_step`).
 
-``thin`` times over: ``n_split_merge`` split-merge proposals, each from a launch state built by
-``n_scans`` restricted scans, then ``n_gibbs`` Gibbs sweeps plus one more with probability
+``thin`` times over: ``n_split_merge`` restricted-Gibbs split-merge proposals, each from a launch
+state built by ``n_scans`` restricted scans, then ``n_sams`` sequentially allocated merge-split
+proposals (default 0), then ``n_gibbs`` Gibbs sweeps plus one more with probability
 ``gibbs_probability``. Integers are Python ints and ``gibbs_probability`` a float, so that every
 mix has the same numba type (one compiled :func:`run_step`).
 """
@@ -49,9 +53,9 @@ its Python constructor, 0.4 us per step, 3% of a Gibbs sweep of 14 items.
 res)`` (no constructor call); :data:`STEP_RESULT_INDEX` gives each field's position.
 
 ``partition_logp`` the log posterior of the final state, ``n_clusters`` its number of clusters,
-``proposal`` the kind of the last split-merge proposal (0 none, 1 split, 2 merge) and
-``proposal_accepted`` whether it was accepted, ``n_proposals_accepted`` and ``n_proposals`` the
-split-merge proposals accepted and made, ``n_gibbs_sweeps`` the Gibbs sweeps made.
+``proposal`` the kind of the last merge-split proposal of either kind (0 none, 1 split, 2 merge)
+and ``proposal_accepted`` whether it was accepted, ``n_proposals_accepted`` and ``n_proposals``
+the merge-split proposals (of both kinds) accepted and made, ``n_gibbs_sweeps`` the Gibbs sweeps made.
 """
 
 #: position of each :class:`StepResult` field in the tuple :func:`run_step` returns
@@ -109,7 +113,7 @@ def _finish(m, s, out_labels):
 
 @numba.njit(**NJIT)
 def run_gibbs_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
-    """:func:`run_step` for a mix without split-merge proposals (``mix.n_split_merge == 0``).
+    """:func:`run_step` for a mix of Gibbs sweeps only (``mix.n_split_merge == mix.n_sams == 0``).
 
     The same draws from the same seed; it exists so that a Gibbs sampler's first call does not
     compile the split-merge move (about 40% of :func:`run_step`'s compile time).
@@ -126,8 +130,8 @@ def run_gibbs_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
 
 @numba.njit(**NJIT)
 def run_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
-    """One step: ``mix.thin`` times over, the split-merge proposals then the Gibbs sweeps of
-    ``mix`` (:class:`MoveMix`); ``block`` is the Gibbs visiting order's block size.
+    """One step: ``mix.thin`` times over, the split-merge proposals, the sequentially allocated
+    merge-split proposals, then the Gibbs sweeps of ``mix`` (:class:`MoveMix`); ``block`` is the Gibbs visiting order's block size.
 
     Starts from the state left by the previous call if ``reuse``, else from ``labels``. Writes
     canonical labels to ``out_labels``, rebuilds the cluster state from them exactly and returns
@@ -144,6 +148,12 @@ def run_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
     for _ in range(mix.thin):
         for _ in range(mix.n_split_merge):
             kind, accepted = split_merge_move(m, s, w, mix.n_scans)
+            if kind > 0:
+                n_prop += 1
+            if accepted:
+                n_acc += 1
+        for _ in range(mix.n_sams):
+            kind, accepted = sams_move(m, s, w)
             if kind > 0:
                 n_prop += 1
             if accepted:

@@ -4,7 +4,8 @@ the hyperparameter. (``pm.sample()`` without ``step=`` assigns ``PartitionHyperp
 these hyperparameters instead: ``test_hierarchical_hyper.py``.)
 
 For each case the exact posterior gives E[theta | y], three quantiles of theta and the pmf of the
-number of clusters; ``pm.sample`` (NUTS with GibbsPartition assigned by PyMC, or SplitMerge)
+number of clusters; ``pm.sample`` (NUTS with GibbsPartition assigned by PyMC, SplitMerge or
+SequentialMergeSplit)
 must agree within five Monte Carlo standard errors (``az.mcse``, which accounts for
 autocorrelation), a threshold a correct sampler crosses with probability below 1e-5 per check.
 """
@@ -101,7 +102,7 @@ def _scalar(x):
 
 
 @pytest.mark.parametrize("case, step", [("dp_alpha", "gibbs"), ("nig_mu0", "gibbs"),
-                                        ("beta_bernoulli_a", "split_merge")])
+                                        ("beta_bernoulli_a", "split_merge"), ("nig_mu0", "sams")])
 def test_compound_sampling_matches_exact_joint_posterior(case, step):
     build, log_prior, grid = CASES[case]
     model = build()
@@ -111,6 +112,8 @@ def test_compound_sampling_matches_exact_joint_posterior(case, step):
         steps = [pm.NUTS([model["theta"]])]  # NUTS asked for: pm.sample() would not choose it
         if step == "split_merge":
             steps.append(pmp.SplitMerge([model["z"]]))
+        if step == "sams":
+            steps.append(pmp.SequentialMergeSplit([model["z"]], n_proposals=3))
         idata = pm.sample(draws=3000, tune=1000, chains=4, cores=1, step=steps, random_seed=11,
                           progressbar=False, compute_convergence_checks=False)  # fmt: skip
     theta = idata.posterior["theta"]

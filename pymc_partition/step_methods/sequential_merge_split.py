@@ -1,0 +1,124 @@
+"""Sequentially allocated merge-split sampler (Dahl & Newcomb 2022) for a Partition variable."""
+
+from __future__ import annotations
+
+from pymc.step_methods.compound import Competence
+
+from ..engine import MoveMix
+from ..model_spec import is_partition_rv
+from .base import PartitionStep, _check_count, _check_probability
+from .split_merge import PROPOSAL_MERGE, PROPOSAL_NONE, PROPOSAL_SPLIT, SplitMerge
+
+__all__ = ["SequentialMergeSplit"]
+
+
+class SequentialMergeSplit(PartitionStep):
+    r"""Sequentially allocated merge-split sampler (SAMS) for a Partition variable.
+
+    A proposal picks two distinct items ``i, j`` uniformly at random and lets ``S`` be the other
+    items of their clusters. If ``i`` and ``j`` share a cluster, the proposal splits it: ``i``
+    and ``j`` start two clusters and the items of ``S``, in a uniformly random order, join one
+    of them in turn, item ``k`` with probability proportional to
+    :math:`\exp\{\log h(n_c + 1) - \log h(n_c)\}\, p(x_k \mid \text{items already there})` over
+    the two clusters ``c`` (:math:`\log \pi(z) = \log g(C) + \sum_c \log h(n_c)` the exchangeable
+    prior). The product :math:`q` of these probabilities enters the Metropolis-Hastings ratio
+
+    .. math:: a = \min\Big(1, \frac{\pi(z^{split}) L(z^{split})}{\pi(z) L(z)}\,\frac{1}{q(z^{split}\mid z, \sigma)}\Big),
+
+    :math:`\sigma` the allocation order. Otherwise the proposal merges the two clusters, accepted
+    with :math:`\min(1, \frac{\pi(z^{merge})L(z^{merge})}{\pi(z)L(z)}\, q(z\mid z^{merge},
+    \sigma))`, where :math:`q(z \mid z^{merge}, \sigma)` is the probability that allocating
+    ``S`` in a fresh random order :math:`\sigma` recreates the current split. The order is drawn
+    independently of the state and shared by a move and its reverse, so each proposal is an exact
+    Metropolis-Hastings update. Unlike :class:`SplitMerge` (Jain & Neal's restricted Gibbs
+    scans) a proposal costs one pass over ``S``, two predictive evaluations per item of ``S``,
+    where a Gibbs sweep makes one per item and cluster.
+
+    Each step performs ``n_proposals`` such proposals, then ``n_gibbs_scans`` full collapsed
+    Gibbs sweeps (as :class:`GibbsPartition`), plus one more Gibbs sweep with probability
+    ``gibbs_probability``. Every piece leaves the posterior invariant, so any mix is exact.
+
+    Parameters
+    ----------
+    vars : list
+        A list holding the one ``Partition`` variable to sample.
+    n_proposals : int, default 3
+        Merge-split proposals per step, >= 0.
+    n_gibbs_scans : int, default 1
+        Full Gibbs sweeps per step, >= 0. The merge-split proposals move whole clusters; the
+        Gibbs sweeps move single items between them.
+    gibbs_probability : float, default 0.0
+        Probability of one extra Gibbs sweep per step, in [0, 1].
+    thin : int, default 1
+        Steps per draw (thinning inside the step, as for :class:`SplitMerge`).
+    specialize : bool, default True
+        Use the family's specialised predictive form (see :class:`GibbsPartition`).
+    model : pymc.Model, optional
+    rng : RandomGenerator, optional
+
+    Notes
+    -----
+    A step must update something: ``n_proposals``, ``n_gibbs_scans`` and ``gibbs_probability``
+    cannot all be zero. With ``n_gibbs_scans=0`` and ``gibbs_probability=0`` the sampler uses
+    merge-split proposals alone, which is irreducible where every partition has positive
+    posterior probability (any partition is reached by merging everything, then splitting).
+
+    Sampler statistics per draw (``idata.sample_stats``), as for :class:`SplitMerge`:
+
+    ``partition_logp`` (float), ``n_clusters`` (int)
+        As for :class:`GibbsPartition`.
+    ``proposal`` (int)
+        Kind of the step's last proposal: 0 = none, 1 = split, 2 = merge
+        (``SequentialMergeSplit.PROPOSAL_*``).
+    ``proposal_accepted`` (bool)
+        Whether that proposal was accepted.
+    ``n_proposals_accepted`` (int)
+        Proposals accepted for the draw (their ratio to ``n_proposals`` is the acceptance rate).
+    ``n_proposals`` (int)
+        Proposals made for the draw (``thin * n_proposals``, fewer only with one item).
+    ``n_gibbs_sweeps`` (int)
+        Gibbs sweeps performed for the draw.
+
+    In a model with several Partition variables each name ends in ``_<variable name>``.
+
+    References
+    ----------
+    Dahl, D. B. (2003). An improved merge-split sampler for conjugate Dirichlet process mixture
+    models. Technical report 1086, Department of Statistics, University of Wisconsin.
+
+    Dahl, D. B. and Newcomb, S. (2022). Sequentially allocated merge-split samplers for conjugate
+    Bayesian nonparametric models. Journal of Statistical Computation and Simulation 92(7),
+    1487-1511.
+    """
+
+    name = "sequential_merge_split"
+
+    PROPOSAL_NONE = PROPOSAL_NONE
+    PROPOSAL_SPLIT = PROPOSAL_SPLIT
+    PROPOSAL_MERGE = PROPOSAL_MERGE
+
+    stats_dtypes_shapes = SplitMerge.stats_dtypes_shapes
+
+    def __init__(self, vars=None, *, n_proposals=3, n_gibbs_scans=1, gibbs_probability=0.0,
+                 thin=1, specialize=True, model=None, rng=None, initial_point=None,
+                 compile_kwargs=None, blocked=True):  # fmt: skip
+        self.n_proposals = _check_count("n_proposals", n_proposals)
+        self.n_gibbs_scans = _check_count("n_gibbs_scans", n_gibbs_scans)
+        self.gibbs_probability = _check_probability("gibbs_probability", gibbs_probability)
+        if self.n_proposals == 0 and self.n_gibbs_scans == 0 and self.gibbs_probability == 0:
+            raise ValueError(
+                "SequentialMergeSplit would never update the partition: n_proposals, "
+                "n_gibbs_scans and gibbs_probability are all zero. Set n_proposals >= 1 or "
+                "n_gibbs_scans >= 1."
+            )
+        mix = MoveMix(n_gibbs=self.n_gibbs_scans, n_split_merge=0, n_scans=0,
+                      gibbs_probability=self.gibbs_probability,
+                      thin=_check_count("thin", thin, minimum=1), n_sams=self.n_proposals)  # fmt: skip
+        self._setup(vars, model, rng, blocked, mix, specialize=specialize,
+                    initial_point=initial_point)
+
+    @staticmethod
+    def competence(var, has_grad):
+        if is_partition_rv(var):
+            return Competence.PREFERRED
+        return Competence.INCOMPATIBLE

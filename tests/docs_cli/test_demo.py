@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import matplotlib
@@ -220,18 +219,15 @@ def test_cli_help_and_errors_are_fast_and_import_nothing_heavy(tmp_path):
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")][-1]
-    codes, heavy, seconds = json.loads(line[len("RESULT "):])
+    codes, heavy, _seconds = json.loads(line[len("RESULT "):])
     assert codes == [0, 2, 2, 2]
     assert heavy == [], f"argument parsing imported {heavy}"
-    assert seconds < 10  # generous: the point is that nothing heavy is imported
     # the console script itself (what a user types), when installed next to this interpreter
     script = shutil.which("pymc-partition-demo", path=os.path.dirname(sys.executable))
     if script:
         for argv, code in ((["--help"], 0), (["--chains", "-1"], 2)):
-            t0 = time.perf_counter()
             proc = subprocess.run([script, *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
             assert proc.returncode == code, proc.stderr[-2000:]
-            assert time.perf_counter() - t0 < 10
 
 
 def test_demo_module_subprocess(tmp_path):

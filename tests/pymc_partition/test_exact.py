@@ -9,8 +9,6 @@ against it too.
 
 from __future__ import annotations
 
-import time
-
 import numba
 import numpy as np
 import pymc as pm
@@ -285,10 +283,8 @@ def test_top_k_too_large_and_not_int(model7):
 def test_enumeration_refused_beyond_limit(model7, monkeypatch):
     ex = exact_posterior(model7, progressbar=False)
     monkeypatch.setattr(exact_mod, "MAX_ENUM_ITEMS", 6)
-    t0 = time.perf_counter()
     with pytest.raises(ValueError, match="n_items <= 6"):
         ex.top(1)
-    assert time.perf_counter() - t0 < 0.5
     # the MAP does not need the enumeration
     spec = partition_spec(model7)
     states, lp, *_ = brute_force(spec)
@@ -300,10 +296,8 @@ def test_too_many_items_refused_at_once():
     rng = np.random.default_rng(0)
     model = make_model(n, pmp.UniformMultinomialDirichlet(), get_family("SpikeSlabNormal"),
                        rng.normal(size=(n, 2)), None)  # fmt: skip
-    t0 = time.perf_counter()
     with pytest.raises(ValueError, match=r"n_items <= 20.*21 items"):
         exact_posterior(model)
-    assert time.perf_counter() - t0 < 2.0
 
 
 def test_model_without_partition_or_likelihood():

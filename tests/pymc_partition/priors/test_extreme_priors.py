@@ -4,7 +4,6 @@ over all partitions, equal in its numbers, its pytensor graph and the compiled k
 prior refused with a message naming the parameter and its range."""
 
 import math
-import time
 import warnings
 
 import numpy as np
@@ -90,10 +89,8 @@ def test_mixture_of_finite_mixtures_refuses_what_its_series_cannot_reach_quickly
     """p(K) out of reach of the series for V_N(t): refused within a few seconds, naming the
     parameter and its range (the series doubled up to 16 million terms, up to 20 s, and then
     named nothing)."""
-    t0 = time.perf_counter()
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ValueError, match=match):  # its speed: benchmarks, not a wall-clock assertion
         make().tables(N)
-    assert time.perf_counter() - t0 < 10  # generous on a loaded machine: about 1 s
 
 
 def test_random_parameters_give_the_same_tables_at_the_extremes():

@@ -134,8 +134,8 @@ def previous_version(rev, kind, n, d, repeats):
 import sys, time, json, warnings, logging
 warnings.filterwarnings("ignore"); logging.getLogger("pymc").setLevel(logging.ERROR)
 sys.path.insert(0, {tmp!r}); sys.path.insert(1, {HERE!r})
-import numpy as np, pymc as pm, pymc_partition as pmp
-from bench_sweeps import mixture, family, ALPHA_DP
+import numpy as np, pymc as pm, pymc_partition as pmp, arviz_regen  # the old packages, before
+from bench_sweeps import mixture, family, ALPHA_DP  # this import puts today's tree first on sys.path
 y, labels = mixture({n}, {d})
 with pm.Model():
     z = pmp.Partition("z", n_items={n}, prior=pmp.DirichletProcess(ALPHA_DP))

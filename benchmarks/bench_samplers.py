@@ -249,8 +249,8 @@ def time_previous(rev, data_path, draws):
 import sys, json, warnings, logging
 warnings.filterwarnings("ignore"); logging.getLogger("pymc").setLevel(logging.ERROR)
 sys.path.insert(0, {tmp!r}); sys.path.insert(1, {here!r})
-import pymc as pm, pymc_partition as pmp
-from bench_samplers import load_data, HYPER
+import pymc as pm, pymc_partition as pmp, arviz_regen  # the old packages, before
+from bench_samplers import load_data, HYPER  # this import may put today's tree first on sys.path
 y, idx, _ = load_data({None if data_path is None else str(data_path)!r})
 out = {{}}
 for name in ("GibbsPartition", "SplitMerge"):

@@ -217,13 +217,10 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
 
     from arviz_regen.xr.containers import (
         add_group,
-        get_group,
-        group_names,
-        is_datatree,
-        is_inference_data,
     )
 
     from .engine import MoveMix, PartitionKernel
+    from .log_likelihood import sampled_posterior
     from .engine.kernels.conditional import conditional_terms
     from .model_spec import (
         RandomHyperparameterError,
@@ -234,15 +231,9 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
     from .state import canonicalize
 
     model = pm.modelcontext(model)
-    if not (is_inference_data(idata) or is_datatree(idata)):
-        raise TypeError(
-            f"`idata` must be what pm.sample returned (InferenceData or DataTree), got {type(idata).__name__}."
-        )
-    if "posterior" not in group_names(idata):
-        raise ValueError("`idata` has no posterior group: sample the model first.")
+    posterior = sampled_posterior(idata)
     if isinstance(thin, bool) or not isinstance(thin, (int, np.integer)) or thin < 1:
         raise ValueError(f"`thin` must be a positive integer, got {thin!r}.")
-    posterior = get_group(idata, "posterior")
     rvs = [
         rv
         for rv in find_partition_vars(model)

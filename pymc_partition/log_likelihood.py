@@ -170,6 +170,21 @@ def _draws_of(posterior, names, term_name):
     return out
 
 
+
+def sampled_posterior(idata):
+    """The posterior group of what ``pm.sample`` returned (InferenceData or DataTree), or a
+    TypeError / ValueError saying what was passed instead."""
+    from arviz_regen.xr.containers import get_group, group_names, is_datatree, is_inference_data
+
+    if not (is_inference_data(idata) or is_datatree(idata)):
+        raise TypeError(
+            f"`idata` must be what pm.sample returned (InferenceData or DataTree), got "
+            f"{type(idata).__name__}."
+        )
+    if "posterior" not in group_names(idata):
+        raise ValueError("`idata` has no posterior group: sample the model first.")
+    return get_group(idata, "posterior")
+
 def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, model=None):
     """Pointwise (per item) log-likelihood of every ``MarginalLikelihood`` term, for ``az.loo``.
 
@@ -211,7 +226,7 @@ def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, 
     import pymc as pm
     import xarray as xr
 
-    from arviz_regen.xr.containers import add_group, get_group, group_names, is_datatree, is_inference_data
+    from arviz_regen.xr.containers import add_group, get_group, group_names
 
     from .model_spec import (
         RandomHyperparameterError,
@@ -222,14 +237,7 @@ def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, 
     )
 
     model = pm.modelcontext(model)
-    if not (is_inference_data(idata) or is_datatree(idata)):
-        raise TypeError(
-            f"`idata` must be what pm.sample returned (InferenceData or DataTree), got "
-            f"{type(idata).__name__}."
-        )
-    if "posterior" not in group_names(idata):
-        raise ValueError("`idata` has no posterior group: sample the model first.")
-    posterior = get_group(idata, "posterior")
+    posterior = sampled_posterior(idata)
     results = {}
     for rv in find_partition_vars(model):
         if rv.name not in posterior:

@@ -423,33 +423,66 @@ class ConjugateFamily(RandomParams):
 
 class CentredLocation:
     """Mixin of the Gaussian families: their statistics are sums over the data less a fixed
-    centre, the prior mean ``mu0`` when it is a number (else 0).
+    centre: the prior mean ``mu0`` when it is a number, else the mean of the first data summed.
 
     Raw sums of squares of data far from zero cancel: at ``1e8`` times the spread a variance
     computed from them has no correct digit. About the prior mean (the data mean for
-    ``from_data``) the sums keep the spread's digits, and a shift of the data and ``mu0``
-    together changes nothing. The centre is fixed when the family is built and kept by
-    :meth:`with_values` and :meth:`replace_params`, so statistics and log marginal agree when
-    ``mu0`` takes other values; the log marginal reads ``mu0 - centre``.
+    ``from_data``) or the data mean (a random ``mu0``) the sums keep the spread's digits, and
+    a shift of the data and ``mu0`` together changes nothing. The centre is fixed once and
+    shared by the copies :meth:`with_values` and :meth:`replace_params` make, so statistics
+    and log marginal agree when ``mu0`` takes other values; the log marginal reads
+    ``mu0 - centre``.
     """
 
     def _set_centre(self):
         mu0 = self.mu0
-        self._centre = np.float64(0.0) if is_symbolic(mu0) else np.array(mu0, dtype=float)
+        # a random mu0 has no number: the first data summed give it (see _fix_centre)
+        self._centre_cell = _Centre(None if is_symbolic(mu0) else np.array(mu0, dtype=float))
 
     @property
     def centre(self):
         """The number(s) subtracted from the data before summing (per variable, or a scalar)."""
-        return self._centre
+        return self._fix_centre(None)
+
+    def _fix_centre(self, values):
+        """The centre, fixed now if it is not yet: each variable's mean of ``values`` (numbers),
+        or 0 when there are none (statistics given by hand, or only a graph of the data)."""
+        cell = self._centre_cell
+        if cell.value is None:
+            cell.value = _data_mean(values)
+        return cell.value
 
     def _centred(self, values):
-        return values - self._centre
+        return values - self._fix_centre(values)
 
     def _mu0_from_centre(self):
         """``mu0 - centre`` for the graph (a tensor when ``mu0`` is random)."""
-        return self._param("mu0") - self._centre
+        return self._param("mu0") - self.centre
 
     def with_values(self, **values):
         new = super().with_values(**values)
-        new._centre = self._centre  # the statistics were summed about this centre
+        new._centre_cell = self._centre_cell  # the statistics were summed about this centre
         return new
+
+
+class _Centre:
+    """The centre of a :class:`CentredLocation` family, one object shared with its copies (so
+    that a centre fixed by any of them holds for all)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _data_mean(values):
+    """Each variable's mean of finite 2-d ``values``, or 0 for a graph or ``None``; the midrange
+    where the mean's sum would overflow."""
+    if values is None or is_symbolic(values):
+        return np.float64(0.0)
+    values = np.asarray(values, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = values.mean(axis=0)
+    if not np.all(np.isfinite(mean)):
+        mean = 0.5 * values.min(axis=0) + 0.5 * values.max(axis=0)
+    return mean

@@ -12,6 +12,7 @@ import pymc as pm
 import pytest
 
 import pymc_partition as pmp
+from pymc_partition.model_spec import partition_spec
 from pymc_partition.spec import PartitionSpec
 
 _rng = np.random.default_rng(11)
@@ -87,6 +88,59 @@ def test_the_centre_survives_new_hyperparameter_values():
         fresh.log_marginal_numpy(fresh.item_stats(X + 5.0).sum(axis=0)), rel=1e-12)
 
 
+# a random ``mu0`` (a PyMC variable): no number to centre on, so the statistics are summed about
+# the data mean; the posterior at ``mu0 = offset + t`` is the unshifted one at ``mu0 = t``
+#: ``t`` exactly representable next to ``offset`` (so that ``offset + t - offset == t``)
+MU0_VALUES = [0.25, -1.0]
+
+
+def _random_mu0_model(kind, data, offset):
+    base = _families(X)[kind]  # the same hyperparameters near and far, but for mu0
+    with pm.Model() as model:
+        if kind == "nig":
+            mu0 = pm.Normal("mu0", offset, 10.0)
+            family = pmp.NormalInverseGamma(mu0, base.kappa0, base.alpha0, base.beta0)
+        else:
+            mu0 = pm.Normal("mu0", offset, 10.0, shape=2)
+            family = pmp.NormalInverseWishart(mu0, base.kappa0, base.nu0, base.psi0)
+        z = pmp.Partition("z", n_items=len(X), prior=PRIOR)
+        pmp.MarginalLikelihood("y", partition=z, family=family, observed=data)
+    return model
+
+
+@pytest.mark.parametrize("kind", ["nig", "niw"])
+def test_a_random_prior_mean_far_from_zero_gives_the_unshifted_posterior(kind):
+    """Summed about 0, the sums of squares of data 1e12 spreads away kept no digit of the spread
+    (NIG: log likelihood -127 against -41; NIW: nan)."""
+    offset = 1e12
+    far = X + offset
+    near = far - offset  # exact
+    models = {"far": _random_mu0_model(kind, far, offset), "near": _random_mu0_model(kind, near, 0.0)}
+    # the Python linker: no C compilation for a handful of evaluations
+    logps = {k: m.compile_logp(vars=[m["y"]], jacobian=False, mode="FAST_COMPILE") for k, m in models.items()}
+    labels = [np.zeros(8, dtype=int), np.repeat([0, 1], 4), np.array([0, 1, 0, 1, 2, 2, 3, 0]), np.arange(8)]
+    for t in MU0_VALUES:
+        points = {"far": {"mu0": np.full(2, offset + t) if kind == "niw" else offset + t},
+                  "near": {"mu0": np.full(2, t) if kind == "niw" else t}}  # fmt: skip
+        for z in labels:
+            got, want = (logps[k]({**points[k], "z": z}) for k in ("far", "near"))
+            assert got == pytest.approx(want, rel=1e-10), (t, z)
+    # the exact posterior at a point (the family's numbers, summed about the same centre)
+    got, want = (pmp.ExactPosterior(partition_spec(models[k], point={**points[k], "z": labels[0]}),
+                                    progressbar=False) for k in ("far", "near"))  # fmt: skip
+    np.testing.assert_allclose(got.coclustering, want.coclustering, rtol=0, atol=1e-12)
+
+
+def test_a_random_prior_mean_is_centred_on_the_data_mean_shared_by_copies():
+    with pm.Model():
+        family = pmp.NormalInverseGamma(pm.Normal("mu0", 0.0, 1.0), 1.0, 2.0, 1.0)
+        moved = family.replace_params({})
+        stats = family.item_stats(X + 1e12)
+    np.testing.assert_array_equal(family.centre, (X + 1e12).mean(axis=0))
+    assert moved.centre is family.centre  # the copy sums about the same centre
+    assert np.abs(stats[:, 1:3]).max() < 10.0  # sums about the data mean, not about 0
+
+
 # ---------------------------------------------------------------------------------------------
 # property sweep: location and scale that should change nothing
 # ---------------------------------------------------------------------------------------------
@@ -109,27 +163,74 @@ def _transformed(kind, family, scale, shift):
                                s2 * family.sigma2_theta, family.p)  # fmt: skip
 
 
-#: scales whose squares float64 holds (the (co)variances are hyperparameters; a prior mean beyond
-#: 1e150 is refused), and shifts of up to
-#: 1e12 spreads (beyond, the data themselves keep no digit of the spread)
-SCALES = [1e-150, 1e-100, 1e-20, 1.0, 1e20, 1e100, 1e135]
+#: scales from the smallest whose variances are normal float64 numbers to the largest whose prior
+#: mean the families accept (|mu0| <= 1e150: its squared distance from the data must not
+#: overflow), and shifts of up to 1e12 spreads (beyond, the data themselves keep no digit of the
+#: spread); a location beyond 1e150 is refused, and says so
+SCALES = [1e-153, 1e-100, 1.0, 1e100, 1e135, 1e149]
 SHIFTS = [0.0, -1.0, 1e6, 1e12]
+LOCATION_LIMIT = 1e150
 
 
 @pytest.mark.parametrize("kind", ["nig", "niw", "spike_slab"])
 def test_sweep_location_and_scale_leave_the_partition_posterior_unchanged(kind):
     base = _reference_families()[kind]
     reference = _posterior(base, X)
+    n_checked = 0
     for scale in SCALES:
         for shift in SHIFTS:
             off = shift * scale
             data = scale * X + off
-            family = _transformed(kind, base, scale, off)
-            got = _posterior(family, data)
-            # the data ``scale * X + off`` keep about 1e-16 * max(1, |shift|) of the spread
-            tol = 1e-9 * max(1.0, abs(shift))
-            np.testing.assert_allclose(got.coclustering, reference.coclustering, rtol=0, atol=tol,
-                                       err_msg=f"{kind} at scale {scale:g}, shift {shift:g} spreads")  # fmt: skip
+            where = f"{kind} at scale {scale:g}, shift {shift:g} spreads"
+            if np.abs(data).max() > LOCATION_LIMIT:
+                with pytest.raises(ValueError, match=r"must lie within \+-1e\+150.*Rescale"):
+                    _transformed(kind, base, scale, off)
+                continue
+            got = _posterior(_transformed(kind, base, scale, off), data)
+            # the data ``scale * X + off`` keep about 1e-16 * max(1, |shift|) of the spread: the
+            # posterior moves by 1e-13 (no shift) to 7e-5 (1e12 spreads) on this grid
+            tol = 1e-9 + 1e-14 * abs(shift)
+            np.testing.assert_allclose(got.coclustering, reference.coclustering, rtol=0, atol=tol, err_msg=where)
+            n_checked += 1
+    assert n_checked == 22  # all but 1e149 x (1e6, 1e12)
+
+
+def test_variances_below_the_smallest_normal_float64_are_refused():
+    """Spike-and-slab variances of 5e-309 (data at 1e-154): their reciprocals overflowed and
+    the co-clustering moved by 0.55 without a word."""
+    base = _reference_families()["spike_slab"]
+    with pytest.raises(ValueError, match=r"`sigma2` must be at least 2.2.*e-308.*Rescale"):
+        _transformed("spike_slab", base, 1e-154, 0.0)
+
+
+#: the families without location or scale (binary, category and count data), and the changes of
+#: the data that should change nothing: swapping 0 and 1 (and a and b), renaming categories (and
+#: permuting alpha), and permuting the variables (with their hyperparameters)
+_DISCRETE = np.random.default_rng(5)
+BINARY = np.concatenate([_DISCRETE.random((4, 3)) < 0.2, _DISCRETE.random((4, 3)) < 0.8]).astype(float)
+CATEGORIES = np.concatenate([_DISCRETE.integers(0, 2, (4, 2)), _DISCRETE.integers(1, 4, (4, 2))]).astype(float)
+COUNTS = np.concatenate([_DISCRETE.poisson(1.0, (4, 2)), _DISCRETE.poisson(6.0, (4, 2))]).astype(float)
+_A, _B = np.array([0.5, 1.0, 2.0]), np.array([1.5, 0.7, 1.0])
+_ALPHA = np.array([0.5, 1.0, 2.0, 0.8])
+_NAMES = np.array([2, 0, 3, 1])  # category c is called _NAMES[c]
+
+
+@pytest.mark.parametrize(
+    "family, data, other_family, other_data",
+    [
+        (pmp.BetaBernoulli(_A, _B), BINARY, pmp.BetaBernoulli(_B, _A), 1.0 - BINARY),
+        (pmp.BetaBernoulli(_A, _B), BINARY, pmp.BetaBernoulli(_A[::-1], _B[::-1]), BINARY[:, ::-1]),
+        (pmp.DirichletCategorical(_ALPHA), CATEGORIES, pmp.DirichletCategorical(_ALPHA[np.argsort(_NAMES)]),
+         _NAMES[CATEGORIES.astype(int)].astype(float)),
+        (pmp.GammaPoisson(_A[:2], _B[:2]), COUNTS, pmp.GammaPoisson(_A[1::-1], _B[1::-1]), COUNTS[:, ::-1]),
+    ],
+    ids=["beta_bernoulli-swap01", "beta_bernoulli-variables", "dirichlet-rename", "gamma_poisson-variables"],
+)  # fmt: skip
+def test_discrete_families_symmetries_leave_the_partition_posterior_unchanged(family, data, other_family, other_data):
+    a, b = _posterior(family, data), _posterior(other_family, other_data)
+    np.testing.assert_allclose(a.coclustering, b.coclustering, rtol=0, atol=1e-12)
+    # and the check can fail: the unswapped data under the swapped family differ
+    assert np.abs(_posterior(other_family, data).coclustering - a.coclustering).max() > 1e-3
 
 
 @pytest.mark.parametrize("scale", [1e-200, 1e200])

@@ -24,6 +24,7 @@ from .base import (
     group_sums,
     group_sums_graph,
 )
+from .._symbolic import is_symbolic
 from .numba_draws import draw_spike_slab
 
 __all__ = ["SpikeSlabNormal", "replicate_summaries"]
@@ -80,6 +81,9 @@ def cluster_log_marginal(const, A, B, sigma2_theta, p, xp=np):
     return const + xp.sum(mix, axis=-1)
 
 
+_TINY = float(np.finfo(np.float64).tiny)
+
+
 class SpikeSlabNormal(ConjugateFamily):
     r"""Spike-and-slab normal clustering model with item replicates (the paper's model).
 
@@ -125,6 +129,15 @@ class SpikeSlabNormal(ConjugateFamily):
         self.sigma2_theta = check_positive("sigma2_theta", sigma2_theta)
         self.p = check_probability("p", p)
         self._check_magnitudes()
+        for name in ("sigma2", "sigma2_eta", "sigma2_theta"):
+            value = getattr(self, name)
+            if not is_symbolic(value) and np.any(np.asarray(value, dtype=float) < _TINY):
+                # their reciprocals overflow: a wrong posterior without a word (scale 1e-154)
+                raise ValueError(
+                    f"`{name}` must be at least {_TINY:g}, the smallest normal float64, for "
+                    f"SpikeSlabNormal: below it its reciprocal overflows (got {value!r}). Rescale the "
+                    f"data and the hyperparameters together."
+                )
 
     def _item_stats(self, values, item_index, n_items):
         r, m, s = replicate_summaries(values, item_index, n_items)

@@ -52,6 +52,20 @@ def _natural(x):
     }
 
 
+def _data_centre(values):
+    """The mean of all the data (the midrange where its sum would overflow)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        centre = float(values.mean())
+    return centre if math.isfinite(centre) else 0.5 * float(values.min()) + 0.5 * float(values.max())
+
+
+def _uncentred(x, centre):
+    """The transformed vector ``x`` of data less ``centre``, for the data themselves."""
+    x = np.array(x, dtype=float)
+    x[0] += centre
+    return x
+
+
 def _jacobian_diag(est):
     """d natural / d transformed (diagonal) at ``est``."""
     return np.array(
@@ -101,8 +115,9 @@ def spike_slab_eb_loglik(values, item_index, *, mu, sigma2, sigma2_eta, sigma2_t
     The quantity :func:`fit_spike_slab` maximizes, evaluated through the same compiled graph.
     """
     values, item_index, n_items = check_data(values, item_index)
-    r, m, s = replicate_summaries(values, item_index, n_items)
-    x = [mu, math.log(sigma2), math.log(sigma2_eta), math.log(sigma2_theta), math.log(p / (1 - p))]
+    centre = _data_centre(values)  # as fit_spike_slab: about the data mean
+    r, m, s = replicate_summaries(values - centre, item_index, n_items)
+    x = [mu - centre, math.log(sigma2), math.log(sigma2_eta), math.log(sigma2_theta), math.log(p / (1 - p))]
     return float(_compiled()(r, m, s, *x)[0])
 
 
@@ -274,7 +289,10 @@ def fit_spike_slab(values, item_index=None, *, start=None, gtol=1e-6, maxiter=20
         If the Hessian at the optimum is not positive definite (standard errors are NaN).
     """
     values, item_index, n_items = check_data(values, item_index)
-    r, m, s = replicate_summaries(values, item_index, n_items)
+    # fitted about the data mean: far from zero the item means keep the spread's digits and
+    # the optimizer's steps in mu are not rounded away (at 1e12 spreads it stopped unconverged)
+    centre = _data_centre(values)
+    r, m, s = replicate_summaries(values - centre, item_index, n_items)
     if n_items < 2:
         raise ValueError("Empirical Bayes needs at least 2 items; got 1.")
     if np.all(r < 2):
@@ -285,11 +303,14 @@ def fit_spike_slab(values, item_index=None, *, start=None, gtol=1e-6, maxiter=20
     if np.sum(s) <= 0:
         raise ValueError("The replicate rows are identical within every item: sigma2 would be 0.")
     x0 = _parse_start(start, _start_values(r, m, s))
+    if start is not None and "mu" in start:
+        x0[0] -= centre
     try:
-        opt = maximize(_Objective(r, m, s), x0, gtol=gtol, maxiter=maxiter, describe=_natural)
+        opt = maximize(_Objective(r, m, s), x0, gtol=gtol, maxiter=maxiter,
+                       describe=lambda x: _natural(_uncentred(x, centre)))  # fmt: skip
     except RuntimeError as err:
         raise RuntimeError(f"Empirical-Bayes optimization: {err}") from None
-    x, ll, g, H, cov = opt.x, opt.loglik, opt.gradient, opt.hessian, opt.covariance
+    x, ll, g, H, cov = _uncentred(opt.x, centre), opt.loglik, opt.gradient, opt.hessian, opt.covariance
     extreme = np.abs(x[1:]) > 25  # variance ratios ~1e11 or p ~1e-11: a boundary solution
     if extreme.any():
         names = [_TRANSFORMED_NAMES[1 + i] for i in np.flatnonzero(extreme)]

@@ -247,3 +247,35 @@ def test_numerical_hessian_equals_the_symbolic_one():
     for _ in range(3):
         x = rng.normal([0.0, -1.5, -1.0, 1.5, -3.0], 0.5)
         np.testing.assert_allclose(-obj.hess(x), exact(*summaries, *x), rtol=1e-8, atol=1e-7)
+
+
+# ---------------------------------------------------------------------- location (issue 26)
+
+
+def test_a_shift_of_the_data_shifts_mu_and_changes_nothing_else():
+    """Data 1e8 and 1e12 spreads from zero: the same fit (mu shifted) and the same partition
+    posterior. Fitted about 0, mu's steps were rounded away at 1e12 (not converged) and the
+    variances moved by 1e-5 standard errors at 1e8."""
+    from pymc_partition import DirichletProcess, ExactPosterior
+    from pymc_partition.spec import PartitionSpec
+
+    sim = simulate_spike_slab(n_items=8, n_vars=40, n_replicates=3, labels=np.repeat([0, 1], 4), random_seed=3,
+                              mu=0.0, sigma2=1.0, sigma2_eta=0.5, sigma2_theta=4.0, p=0.3)  # fmt: skip
+
+    def fit_and_posterior(values):
+        res = fit_spike_slab(values, sim.item_index)
+        spec = PartitionSpec.from_data(DirichletProcess(1.0), res.family(), values, sim.item_index)
+        return res, ExactPosterior(spec, progressbar=False).coclustering
+
+    ref, ref_cc = fit_and_posterior(sim.values)
+    spread = float(sim.values.std())
+    for k in (1e8, 1e12):
+        res, cc = fit_and_posterior(sim.values + k * spread)
+        assert res.converged, k
+        # the shifted data keep about 1e-16 k of the spread: estimates move by 1e-8 (k = 1e8) and
+        # 1e-5 (k = 1e12) standard errors, co-clustering probabilities by 1e-9 and 1e-5
+        for name in NAMES:
+            moved = res.estimates[name] - ref.estimates[name] - (k * spread if name == "mu" else 0.0)
+            assert abs(moved) <= (1e-9 + 1e-15 * k) * ref.std_errors[name] + (1e-16 * k * spread if name == "mu" else 0.0), (k, name)
+        assert res.log_likelihood == pytest.approx(ref.log_likelihood, rel=1e-13 * k)
+        np.testing.assert_allclose(cc, ref_cc, rtol=0, atol=1e-9 + 1e-14 * k, err_msg=f"{k:g} spreads")

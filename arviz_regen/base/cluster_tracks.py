@@ -19,6 +19,7 @@ The epochs of a track are numbered consecutively in time order (``epoch_start[τ
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import NamedTuple
 
 import numpy as np
@@ -41,15 +42,27 @@ class Tracks(NamedTuple):
     seg_g2: np.ndarray  # (n_seg,) int64: one past the last epoch
 
 
+#: the draws :func:`_scan` reads: ``seq`` the state of every draw, chains one after the other
+#: (``first``: 1 at a chain's first draw), ``w`` the draws' weights, ``ulabels`` the states'
+#: labels, ``ident`` 0 … n − 1
+_Draws = namedtuple("_Draws", "seq first w ulabels ident")
+#: what :func:`_scan` records (``fill``): each epoch's track and weight, each segment's item,
+#: track and first and last epochs (ids in creation order)
+_Records = namedtuple("_Records", "ep_track ep_w seg_item seg_track seg_e1 seg_e2")
+#: :func:`_scan`'s scratch: each cluster's track (current and next draw), each track's current
+#: epoch and the draw that last started one, each item's current segment, the matching's rows
+_Scratch = namedtuple("_Scratch", "cl_track cl_new tr_epoch stamp item_seg work")
+
+
 @lazy_njit(cache=True)
-def _scan(seq, first, w, ulabels, ident, fill, ep_track, ep_w, seg_item, seg_track, seg_e1, seg_e2, cl_track, cl_new, tr_epoch, stamp, item_seg, work):
+def _scan(draws, fill, records, scratch):
     """One pass over the draws: count (``fill`` False) or record the epochs and segments.
 
-    ``seq`` holds the state of every draw, chains one after the other (``first``: 1 at a
-    chain's first draw), ``w`` the draws' weights; ``ident``: 0 … n − 1. Epoch and segment ids are given in creation
-    order; a segment's e1, e2 are the ids of its first and last epochs. Returns the numbers of
-    epochs, segments and tracks.
+    Returns the numbers of epochs, segments and tracks.
     """
+    seq, first, w, ulabels, ident = draws
+    ep_track, ep_w, seg_item, seg_track, seg_e1, seg_e2 = records
+    cl_track, cl_new, tr_epoch, stamp, item_seg, work = scratch
     n = ulabels.shape[1]
     T = seq.shape[0]
     ne = 0
@@ -166,12 +179,13 @@ def build_tracks(ulabels, seq, first, weights):
     z_i = np.zeros(1, dtype=np.int64)
     ident = np.arange(n, dtype=np.int64)
     z_f = np.zeros(1)
-    args = (cl_track, cl_new, tr_epoch, stamp, item_seg, work)
-    _, n_seg, _ = _scan(seq, first, weights, ulabels, ident, False, z_i, z_f, z_i, z_i, z_i, z_i, *args)
+    draws = _Draws(seq, first, weights, ulabels, ident)
+    scratch = _Scratch(cl_track, cl_new, tr_epoch, stamp, item_seg, work)
+    _, n_seg, _ = _scan(draws, False, _Records(z_i, z_f, z_i, z_i, z_i, z_i), scratch)
     ep_track = np.empty(bound, dtype=np.int64)
     ep_w = np.zeros(bound)
     seg = np.empty((4, n_seg), dtype=np.int64)
-    n_ep, n_seg, n_tr = _scan(seq, first, weights, ulabels, ident, True, ep_track, ep_w, seg[0], seg[1], seg[2], seg[3], *args)
+    n_ep, n_seg, n_tr = _scan(draws, True, _Records(ep_track, ep_w, seg[0], seg[1], seg[2], seg[3]), scratch)
     ep_track = ep_track[:n_ep]
     # epochs numbered by track, in time order within a track (creation order is time order)
     order = np.argsort(ep_track, kind="stable")

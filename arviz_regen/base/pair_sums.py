@@ -28,13 +28,18 @@ allocates nothing; the caller passes every array (few compiled functions, quick 
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from .cluster_match import WORK_ROWS, group_and_match, load_labels
 from .lazy_jit import lazy_njit
 from .pair_counts import add_pairs
 
-__all__ = ["pair_interval_sums", "pair_run_sums", "cheaper_by_runs", "PairSums", "BUCKET_SHIFT", "BUCKET_EVENTS"]
+__all__ = [
+    "pair_interval_sums", "pair_run_sums", "cheaper_by_runs", "PairSums", "BUCKET_SHIFT", "BUCKET_EVENTS",
+    "Chain", "PairBlock", "Intervals", "ChangeState", "IntervalEnds", "RunState",
+]  # fmt: skip
 
 #: log2 of the pairs per bucket (hard-coded in the kernels: 14 bits of the change code)
 BUCKET_SHIFT = 14
@@ -42,14 +47,34 @@ BUCKET_SHIFT = 14
 #: changes buffered per bucket before they are settled
 BUCKET_EVENTS = 1 << 14
 
+# the kernels' arguments, grouped (numba reads a named tuple's fields at no cost)
+Chain = namedtuple("Chain", "idx ulabels")
+Chain.__doc__ = """One chain: ``idx`` int64 (m,) the state of each draw, a row of ``ulabels`` int64
+(n_states, n) (labels in 0 … n − 1)."""
+PairBlock = namedtuple("PairBlock", "perm i0 i1")
+PairBlock.__doc__ = """The pairs summed: ``perm`` int64 (n,) the item at each position; the pairs
+of positions (i, j > i), i0 ≤ i < i1, in ``numpy.triu_indices`` order restricted to those rows
+(P of them)."""
+Intervals = namedtuple("Intervals", "slots binv tours")
+Intervals.__doc__ = """The cuttings of the draws (see :func:`pair_interval_sums`)."""
+ChangeState = namedtuple("ChangeState", "st buf fill work")
+ChangeState.__doc__ = """The per-pair sums and scratch of :func:`pair_interval_sums`."""
+IntervalEnds = namedtuple("IntervalEnds", "ev_t ev_q ev_n")
+IntervalEnds.__doc__ = """The interval ends of all slots sorted by draw (see :func:`pair_run_sums`)."""
+RunState = namedtuple("RunState", "st count work")
+RunState.__doc__ = """The per-pair sums, counts and scratch of :func:`pair_run_sums`."""
+
+
 @lazy_njit(cache=True)
-def _drain(st, buf, fill, k, slots, binv, tours):
+def _drain(state, k, intervals):
     """Settle the buffered changes of bucket k in draw order.
 
     A change code holds the draw t at which the pair's indicator changed (bits 21 …), its place
     in the bucket (bits 1 … 14) and its indicator before t (bit 0): the pair had that indicator
     over the draws st[p, 0] … t − 1.
     """
+    st, buf, fill, _ = state
+    slots, binv, tours = intervals
     base = k << 14
     for e in range(fill[k]):
         code = buf[k, e]
@@ -113,16 +138,21 @@ def _drain(st, buf, fill, k, slots, binv, tours):
 
 
 @lazy_njit(cache=True)
-def pair_interval_sums(idx, ulabels, perm, i0, i1, t0, t1, cur, slots, binv, tours, st, buf, fill, work):
+def pair_interval_sums(chain, block, intervals, state, t0, t1, cur):
     """Bring the per-pair sums of one chain from draw t0 to draw t1 (see the module docstring).
 
     Parameters
     ----------
-    idx : int64 (m,)
-        State of each draw: a row of ``ulabels`` (labels in 0 … n − 1).
-    perm : int64 (n,)
-        Item at each position: the pairs are those of positions (i, j > i), i0 ≤ i < i1, in
-        ``numpy.triu_indices`` order restricted to those rows; P of them.
+    chain : Chain
+        ``idx`` int64 (m,): the state of each draw, a row of ``ulabels`` (labels in 0 … n − 1).
+    block : PairBlock
+        ``perm`` int64 (n,): the item at each position; the pairs are those of positions
+        (i, j > i), i0 ≤ i < i1, in ``numpy.triu_indices`` order restricted to those rows; P of
+        them.
+    intervals : Intervals
+        ``slots``, ``binv``, ``tours`` below.
+    state : ChangeState
+        ``st``, ``buf``, ``fill``, ``work`` below.
     t0, t1, cur : int
         Draws t0 … t1 − 1 are added; ``cur`` is the state of draw t0 − 1 (−1 when t0 = 0).
     slots : int64 (n_slots, 3)
@@ -146,6 +176,9 @@ def pair_interval_sums(idx, ulabels, perm, i0, i1, t0, t1, cur, slots, binv, tou
         The state of draw t1 − 1. Every pair is settled up to t1: ``st`` holds the sums over
         the draws 0 … t1 − 1.
     """
+    idx, ulabels = chain
+    perm, i0, i1 = block
+    _, buf, fill, work = state
     n = ulabels.shape[1]
     cap = buf.shape[1]
     lu = work[0]
@@ -172,10 +205,10 @@ def pair_interval_sums(idx, ulabels, perm, i0, i1, t0, t1, cur, slots, binv, tou
                     buf[k, fill[k]] = (t << 21) | ((p & 0x3FFF) << 1) | (1 if lv[i] == lv[j] else 0)
                     fill[k] += 1
                     if fill[k] == cap:
-                        _drain(st, buf, fill, k, slots, binv, tours)
+                        _drain(state, k, intervals)
                     p += 1
             for k in range(buf.shape[0]):
-                _drain(st, buf, fill, k, slots, binv, tours)
+                _drain(state, k, intervals)
             break
         v = idx[t]
         if cur < 0 or v == cur:
@@ -219,7 +252,7 @@ def pair_interval_sums(idx, ulabels, perm, i0, i1, t0, t1, cur, slots, binv, tou
                     buf[k, fill[k]] = (t << 21) | ((p & 0x3FFF) << 1) | (1 - side)
                     fill[k] += 1
                     if fill[k] == cap:
-                        _drain(st, buf, fill, k, slots, binv, tours)
+                        _drain(state, k, intervals)
         for i in range(n):
             lu[i] = lv[i]
             ou[i] = ov[i]
@@ -232,7 +265,7 @@ def pair_interval_sums(idx, ulabels, perm, i0, i1, t0, t1, cur, slots, binv, tou
 
 
 @lazy_njit(cache=True)
-def pair_run_sums(idx, ulabels, perm, i0, i1, t0, t1, ev_t, ev_q, ev_n, slots, st, count, work):
+def pair_run_sums(chain, block, ends, slots, state, t0, t1):
     """The same sums by runs of identical states, for chains whose pairs change a lot per draw.
 
     Each run of identical states adds its length to the pairs it clusters together (O(pairs
@@ -241,8 +274,13 @@ def pair_run_sums(idx, ulabels, perm, i0, i1, t0, t1, ev_t, ev_q, ev_n, slots, s
     that starts the next interval), their slot and the interval's length (−1: the start of the
     first tour). ``count``: int64 (P,) draws together so far; ``st`` as for
     :func:`pair_interval_sums`, the slot's first column holding the count at its last end.
-    Adds the draws t0 … t1 − 1 and the ends at draws t0 < t ≤ t1.
+    Adds the draws t0 … t1 − 1 and the ends at draws t0 < t ≤ t1 (``chain``, ``block``: as for
+    :func:`pair_interval_sums`; ``ends``: :class:`IntervalEnds`, ``state``: :class:`RunState`).
     """
+    idx, ulabels = chain
+    perm, i0, i1 = block
+    ev_t, ev_q, ev_n = ends
+    st, count, work = state
     n = ulabels.shape[1]
     lab = work[0]
     order = work[2]
@@ -357,6 +395,7 @@ class PairSums:
         snap_cols = np.asarray(snap_cols, dtype=np.int64).reshape(-1)
         out = np.zeros((snap_t.size, snap_cols.size, self.P), dtype=np.int64)
         ends = self._ends(slots, tours, idx.size)
+        chain, block = Chain(idx, ulabels), PairBlock(self.perm, self.i0, self.i1)
         if method == "auto":
             share = self.P / max(1.0, self.n * (self.n - 1) / 2)
             method = "runs" if cheaper_by_runs(idx, ulabels, ends[0].size, share) else "changes"
@@ -364,9 +403,10 @@ class PairSums:
             # column by column (Fortran order): the passes over all pairs at interval ends stream
             st = np.zeros((n_cols, self.P), dtype=np.int64).T
             count = np.zeros(self.P, dtype=np.int64)
+            run_ends, state = IntervalEnds(*ends), RunState(st, count, self.work)
 
             def step(t, stop, cur):
-                pair_run_sums(idx, ulabels, self.perm, self.i0, self.i1, t, stop, *ends, slots, st, count, self.work)
+                pair_run_sums(chain, block, run_ends, slots, state, t, stop)
                 return cur
 
         else:
@@ -374,9 +414,11 @@ class PairSums:
             binv = np.ascontiguousarray(binv, dtype=np.float64)
             self.fill[:] = 0
 
+            intervals = Intervals(slots, binv, tours)
+            state = ChangeState(st, self.buf, self.fill, self.work)
+
             def step(t, stop, cur):
-                return pair_interval_sums(idx, ulabels, self.perm, self.i0, self.i1, t, stop, cur, slots, binv, tours,
-                                          st, self.buf, self.fill, self.work)  # fmt: skip
+                return pair_interval_sums(chain, block, intervals, state, t, stop, cur)
 
         t, cur = 0, -1
         for e, stop in enumerate(snap_t):

@@ -138,9 +138,9 @@ def partition_traces(
     xarray.Dataset
         Variables with dims ``(chain, draw)``: ``vi_ref0``, ``vi_ref1``, ``binder_ref0``, … (the
         distance of each draw to each reference: VI in bits, Binder as the number of item pairs
-        on which they disagree), ``n_clusters`` and ``partition_logp`` (when available); and
-        ``reference_labels`` (``reference``, item). Pass it to ``az.rhat``, ``az.ess`` or
-        ``az.summary``.
+        on which they disagree), ``n_clusters`` and ``partition_logp`` (when available). The
+        reference partitions are the coordinate ``reference_labels`` (``reference``, item), not a
+        variable, so the dataset goes straight to ``az.rhat``, ``az.ess`` or ``az.summary``.
 
     Examples
     --------
@@ -166,10 +166,16 @@ def partition_traces(
     data_vars["n_clusters"] = (("chain", "draw"), (ulabels.max(axis=1) + 1)[pdraws.index].astype(float))
     if pdraws.logp_draws is not None:  # of the joint chain when hyperparameters were sampled
         data_vars[pdraws.logp_name] = (("chain", "draw"), pdraws.logp_draws)
-    data_vars["reference_labels"] = (("reference", pdraws.item_dim), refs)
+    # a coordinate, not a variable: ArviZ's rhat/ess refuse variables without (chain, draw)
     ds = xr.Dataset(
         data_vars,
-        coords={"chain": pdraws.chain, "draw": pdraws.draw, "reference": np.arange(refs.shape[0]), pdraws.item_dim: pdraws.item_coord},
+        coords={
+            "chain": pdraws.chain,
+            "draw": pdraws.draw,
+            "reference": np.arange(refs.shape[0]),
+            pdraws.item_dim: pdraws.item_coord,
+            "reference_labels": (("reference", pdraws.item_dim), refs),
+        },
     )
     ds.attrs.update(
         {

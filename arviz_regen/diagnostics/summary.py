@@ -232,6 +232,26 @@ def regen_summary(
     -----
     R-hat and ESS come from :func:`arviz.summary` with ArviZ 0.x, otherwise from
     :func:`arviz_stats.summary` (ArviZ 1.x; its ``sd`` divides by n rather than n − 1).
+
+
+    Examples
+    --------
+    Exact draws of four partitions of three items with known probabilities, two chains, as
+    ``(chain, draw, item)`` labels with the log posterior of each draw (an InferenceData or
+    DataTree from ``pm.sample`` is read the same way, with ``var_names="z"``):
+
+    >>> import numpy as np, arviz_regen
+    >>> states = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 1], [0, 1, 2]])
+    >>> probs = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> pick = np.random.default_rng(0).choice(4, p=probs, size=(2, 2000))
+    >>> labels, logp = states[pick], np.log(probs)[pick]
+    >>> table = arviz_regen.regen_summary(labels, logp=logp, k=[2, 3])
+    >>> table.attrs["verdict_status"]
+    'PASS'
+    >>> table.attrs["verdict"]
+    'verdict: PASS at alpha=0.05 ...'
+
+    ``print(table)`` shows every column and ends with that verdict line.
     """
     idata = to_inference_data(data, logp=logp, coords=coords, logp_var=logp_var)
     pdraws = load_partition(idata, var_names, logp_var=logp_var)

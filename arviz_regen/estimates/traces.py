@@ -144,8 +144,22 @@ def partition_traces(
 
     Examples
     --------
-    >>> traces = arviz_regen.partition_traces(idata)       # doctest: +SKIP
-    >>> az.rhat(traces)                                    # doctest: +SKIP
+    Exact draws of four partitions of three items with known probabilities, two chains, as
+    ``(chain, draw, item)`` labels with the log posterior of each draw (an InferenceData or
+    DataTree from ``pm.sample`` is read the same way, with ``var_names="z"``):
+
+    >>> import numpy as np, arviz_regen
+    >>> states = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 1], [0, 1, 2]])
+    >>> probs = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> pick = np.random.default_rng(0).choice(4, p=probs, size=(2, 2000))
+    >>> labels, logp = states[pick], np.log(probs)[pick]
+    >>> import arviz as az
+    >>> traces = arviz_regen.partition_traces(labels, logp=logp)
+    >>> sorted(traces.data_vars)
+    ['binder_ref0', 'binder_ref1', 'n_clusters', 'partition_logp', 'vi_ref0', 'vi_ref1']
+    >>> rhat = az.rhat(traces)                   # straight to ArviZ
+    >>> bool(float(rhat["vi_ref0"]) < 1.01)
+    True
     """
     pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     if references is None:

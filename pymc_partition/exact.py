@@ -465,9 +465,18 @@ def exact_posterior(model=None, var=None, *, top_k=100, progressbar=True, point=
 
     Examples
     --------
-    >>> exact = pmp.exact_posterior(model)          # doctest: +SKIP
-    >>> labels, probs = exact.top(10)               # doctest: +SKIP
-    >>> exact.coclustering[0, 1], exact.log_z       # doctest: +SKIP
+    >>> import numpy as np, pymc as pm, pymc_partition as pmp
+    >>> x = np.r_[np.zeros(3), np.ones(3) * 4.0] + np.arange(6) * 0.1   # two groups of 3
+    >>> with pm.Model() as model:
+    ...     z = pmp.Partition("z", n_items=6, prior=pmp.DirichletProcess(1.0))
+    ...     y = pmp.MarginalLikelihood("y", partition=z, observed=x,
+    ...                                family=pmp.NormalInverseGamma.from_data(x, n_clusters=2))
+    >>> exact = pmp.exact_posterior(model)       # all B(6) = 203 partitions
+    >>> labels, probs = exact.top(3)             # the three most probable, best first
+    >>> labels[0]
+    array([0, 0, 0, 1, 1, 1])
+    >>> bool(probs[0] > 0.5 and exact.coclustering[0, 1] > exact.coclustering[0, 3])
+    True
     """
     from .model_spec import partition_spec  # PyMC, only for a model (ExactPosterior takes a spec)
 

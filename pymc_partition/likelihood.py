@@ -119,6 +119,22 @@ class MarginalLikelihood(Continuous):
     The family's parameters are integrated out, so the logp is
     :math:`\sum_c \log p(y_c)` over the clusters of the current partition. The per-item
     statistics are computed once, here; the graph only sums them per cluster.
+
+
+    Examples
+    --------
+    Six items of two variables, clustered under a Dirichlet process; ``model.compile_logp()``
+    is the exact log posterior of the partition (up to a constant):
+
+    >>> import numpy as np, pymc as pm, pymc_partition as pmp
+    >>> x = np.r_[np.zeros((3, 2)), np.ones((3, 2)) * 4.0] + np.arange(6)[:, None] * 0.1
+    >>> with pm.Model() as model:
+    ...     z = pmp.Partition("z", n_items=6, prior=pmp.DirichletProcess(1.0))
+    ...     y = pmp.MarginalLikelihood("y", partition=z, observed=x,
+    ...                                family=pmp.NormalInverseGamma.from_data(x, n_clusters=2))
+    >>> logp = model.compile_logp()
+    >>> bool(logp({"z": [0, 0, 0, 1, 1, 1]}) > logp({"z": [0, 1, 0, 1, 0, 1]}))
+    True
     """
 
     rv_type = MarginalLikelihoodRV

@@ -130,6 +130,7 @@ def canonicalize(labels):
 
     Examples
     --------
+    >>> from arviz_regen.base.state import canonicalize
     >>> canonicalize([3, 3, 7, 1, 7])
     array([0, 0, 1, 2, 1])
     """

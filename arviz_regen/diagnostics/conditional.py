@@ -77,6 +77,26 @@ def conditional_check(data, *, var_names=None, kind="p_value"):
     -----
     The p-values use multivariate batch means over all chains with batches at least six
     autocorrelation times long: with too few draws for two batches they are NaN.
+
+
+    Examples
+    --------
+    The terms come from the model (``pymc_partition.compute_conditional_checks``):
+
+    >>> import numpy as np, pymc as pm, pymc_partition as pmp, arviz_regen
+    >>> x = np.r_[np.zeros(4), np.ones(4) * 3.0] + np.arange(8) * 0.2
+    >>> with pm.Model() as model:
+    ...     z = pmp.Partition("z", n_items=8, prior=pmp.DirichletProcess(1.0))
+    ...     y = pmp.MarginalLikelihood("y", partition=z, observed=x,
+    ...                                family=pmp.NormalInverseGamma.from_data(x, n_clusters=2))
+    ...     idata = pm.sample(draws=500, tune=0, chains=2, step=pmp.GibbsPartition([z]),
+    ...                       random_seed=1, progressbar=False, compute_convergence_checks=False)
+    >>> idata = pmp.compute_conditional_checks(idata, model=model)
+    >>> check = arviz_regen.conditional_check(idata)   # p-values: one per test function
+    >>> check["z"].check.values.tolist()
+    ['n_clusters', 'cluster_size', 'partner', 'log_post', 'all']
+    >>> bool(check["z"].sel(check="all") > 0.01)        # the right posterior: not rejected
+    True
     """
     if kind not in _KINDS:
         raise ValueError(f"`kind` must be one of {_KINDS}, got {kind!r}.")

@@ -282,8 +282,22 @@ def hotelling_rs(
 
     Examples
     --------
-    >>> import arviz_regen, arviz as az                       # doctest: +SKIP
-    >>> az.hotelling_rs(idata, var_names="z", k=[2, 3, 5, 10])  # doctest: +SKIP
+    Exact draws of four partitions of three items with known probabilities, two chains, as
+    ``(chain, draw, item)`` labels with the log posterior of each draw (an InferenceData or
+    DataTree from ``pm.sample`` is read the same way, with ``var_names="z"``):
+
+    >>> import numpy as np, arviz_regen
+    >>> states = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 1], [0, 1, 2]])
+    >>> probs = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> pick = np.random.default_rng(0).choice(4, p=probs, size=(2, 2000))
+    >>> labels, logp = states[pick], np.log(probs)[pick]
+    >>> h = arviz_regen.hotelling_rs(labels, logp=logp, k=[2, 3])
+    >>> bool((h.p_value_all > 0.05).all())       # one p-value per K for all chains
+    True
+    >>> h.top_state_labels.values[0]             # the most visited partition
+    array([0, 0, 0])
+
+    After ``import arviz_regen``, the same function is ``az.hotelling_rs(idata, var_names="z")``.
     """
     scalar_k, ks_req = _normalize_k(k)
     if not isinstance(pooled, (bool, np.bool_)):

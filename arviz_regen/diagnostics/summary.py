@@ -13,6 +13,7 @@ across K and checks accounted for).
 
 from __future__ import annotations
 
+import html
 import warnings
 
 import numpy as np
@@ -117,6 +118,31 @@ def _agreement_row(ds):
     return pd.Series(row, name="chain_agreement")
 
 
+class SummaryTable(pd.DataFrame):
+    """The table of :func:`regen_summary`: a DataFrame that prints every column and its verdict line.
+
+    A plain DataFrame printed in a script elides columns as ``...`` and never shows ``attrs``,
+    where the verdict lives. Anything derived from the table (a selection, ``round``) is a plain
+    DataFrame again.
+    """
+
+    def __repr__(self):
+        with pd.option_context("display.max_columns", None, "display.max_colwidth", None):
+            body = super().__repr__()
+        verdict = self.attrs.get("verdict")
+        return f"{body}\n{verdict}" if verdict else body
+
+    __str__ = __repr__
+
+    def _repr_html_(self):
+        with pd.option_context("display.max_columns", None):
+            body = super()._repr_html_()
+        verdict = self.attrs.get("verdict")
+        if body is None or not verdict:
+            return body
+        return f"{body}<p><strong>{html.escape(verdict)}</strong></p>"
+
+
 def regen_summary(
     data,
     var_names=None,
@@ -169,7 +195,8 @@ def regen_summary(
     Returns
     -------
     pandas.DataFrame
-        One row per trace (columns ``mean sd ess_bulk ess_tail r_hat``; ArviZ's
+        A :class:`~pandas.DataFrame` whose printed form shows every column and ends with the
+        verdict line. One row per trace (columns ``mean sd ess_bulk ess_tail r_hat``; ArviZ's
         rank-normalized split R-hat and bulk/tail ESS), then the rows of the checks:
 
         - states recur (every chain has at least :data:`arviz_regen.xr.regeneration.MIN_TOURS`
@@ -205,6 +232,26 @@ def regen_summary(
     -----
     R-hat and ESS come from :func:`arviz.summary` with ArviZ 0.x, otherwise from
     :func:`arviz_stats.summary` (ArviZ 1.x; its ``sd`` divides by n rather than n − 1).
+
+
+    Examples
+    --------
+    Exact draws of four partitions of three items with known probabilities, two chains, as
+    ``(chain, draw, item)`` labels with the log posterior of each draw (an InferenceData or
+    DataTree from ``pm.sample`` is read the same way, with ``var_names="z"``):
+
+    >>> import numpy as np, arviz_regen
+    >>> states = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 1], [0, 1, 2]])
+    >>> probs = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> pick = np.random.default_rng(0).choice(4, p=probs, size=(2, 2000))
+    >>> labels, logp = states[pick], np.log(probs)[pick]
+    >>> table = arviz_regen.regen_summary(labels, logp=logp, k=[2, 3])
+    >>> table.attrs["verdict_status"]
+    'PASS'
+    >>> table.attrs["verdict"]
+    'verdict: PASS at alpha=0.05 ...'
+
+    ``print(table)`` shows every column and ends with that verdict line.
     """
     idata = to_inference_data(data, logp=logp, coords=coords, logp_var=logp_var)
     pdraws = load_partition(idata, var_names, logp_var=logp_var)
@@ -287,7 +334,9 @@ def regen_summary(
         "verdict_p_value": verdict.p_value,
         "checks": {c.name: {"p_value": c.p_value, "status": c.status, "note": c.note} for c in verdict.checks},
     })  # fmt: skip
-    return table
+    out = SummaryTable(table)
+    out.attrs.update(table.attrs)
+    return out
 
 
 def _summary_function():

@@ -132,6 +132,23 @@ def coclustering(
         ``se`` and ``cv`` are NaN where fewer than two tours are available, ``rho`` where none
         is (with a warning in non-cumulative mode). Batch means: ``se`` and ``cv`` are NaN with
         fewer than two batches (a single draw).
+
+
+    Examples
+    --------
+    Exact draws of four partitions of three items with known probabilities, two chains, as
+    ``(chain, draw, item)`` labels with the log posterior of each draw (an InferenceData or
+    DataTree from ``pm.sample`` is read the same way, with ``var_names="z"``):
+
+    >>> import numpy as np, arviz_regen
+    >>> states = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 1], [0, 1, 2]])
+    >>> probs = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> pick = np.random.default_rng(0).choice(4, p=probs, size=(2, 2000))
+    >>> labels, logp = states[pick], np.log(probs)[pick]
+    >>> c = arviz_regen.coclustering(labels, logp=logp, combined=True)
+    >>> rho, se = float(c.rho[0, 1]), float(c.se[0, 1])   # exactly 0.4 + 0.3 = 0.7
+    >>> bool(abs(rho - 0.7) < 3 * se)
+    True
     """
     if not isinstance(combined, (bool, np.bool_)):
         raise TypeError(f"`combined` must be a bool, got {combined!r}.")

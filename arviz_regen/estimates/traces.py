@@ -138,14 +138,28 @@ def partition_traces(
     xarray.Dataset
         Variables with dims ``(chain, draw)``: ``vi_ref0``, ``vi_ref1``, ``binder_ref0``, … (the
         distance of each draw to each reference: VI in bits, Binder as the number of item pairs
-        on which they disagree), ``n_clusters`` and ``partition_logp`` (when available); and
-        ``reference_labels`` (``reference``, item). Pass it to ``az.rhat``, ``az.ess`` or
-        ``az.summary``.
+        on which they disagree), ``n_clusters`` and ``partition_logp`` (when available). The
+        reference partitions are the coordinate ``reference_labels`` (``reference``, item), not a
+        variable, so the dataset goes straight to ``az.rhat``, ``az.ess`` or ``az.summary``.
 
     Examples
     --------
-    >>> traces = arviz_regen.partition_traces(idata)       # doctest: +SKIP
-    >>> az.rhat(traces)                                    # doctest: +SKIP
+    Exact draws of four partitions of three items with known probabilities, two chains, as
+    ``(chain, draw, item)`` labels with the log posterior of each draw (an InferenceData or
+    DataTree from ``pm.sample`` is read the same way, with ``var_names="z"``):
+
+    >>> import numpy as np, arviz_regen
+    >>> states = np.array([[0, 0, 0], [0, 0, 1], [0, 1, 1], [0, 1, 2]])
+    >>> probs = np.array([0.4, 0.3, 0.2, 0.1])
+    >>> pick = np.random.default_rng(0).choice(4, p=probs, size=(2, 2000))
+    >>> labels, logp = states[pick], np.log(probs)[pick]
+    >>> import arviz as az
+    >>> traces = arviz_regen.partition_traces(labels, logp=logp)
+    >>> sorted(traces.data_vars)
+    ['binder_ref0', 'binder_ref1', 'n_clusters', 'partition_logp', 'vi_ref0', 'vi_ref1']
+    >>> rhat = az.rhat(traces)                   # straight to ArviZ
+    >>> bool(float(rhat["vi_ref0"]) < 1.01)
+    True
     """
     pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     if references is None:
@@ -166,10 +180,16 @@ def partition_traces(
     data_vars["n_clusters"] = (("chain", "draw"), (ulabels.max(axis=1) + 1)[pdraws.index].astype(float))
     if pdraws.logp_draws is not None:  # of the joint chain when hyperparameters were sampled
         data_vars[pdraws.logp_name] = (("chain", "draw"), pdraws.logp_draws)
-    data_vars["reference_labels"] = (("reference", pdraws.item_dim), refs)
+    # a coordinate, not a variable: ArviZ's rhat/ess refuse variables without (chain, draw)
     ds = xr.Dataset(
         data_vars,
-        coords={"chain": pdraws.chain, "draw": pdraws.draw, "reference": np.arange(refs.shape[0]), pdraws.item_dim: pdraws.item_coord},
+        coords={
+            "chain": pdraws.chain,
+            "draw": pdraws.draw,
+            "reference": np.arange(refs.shape[0]),
+            pdraws.item_dim: pdraws.item_coord,
+            "reference_labels": (("reference", pdraws.item_dim), refs),
+        },
     )
     ds.attrs.update(
         {

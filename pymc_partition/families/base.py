@@ -84,6 +84,24 @@ def check_finite(name, value):
     return float(arr) if arr.ndim == 0 else arr
 
 
+def _check_rows_are_items(shape, n_items):
+    """Without ``item_index`` every row is one item: say so, and spot data passed transposed."""
+    n_rows, n_cols = shape
+    if n_rows == n_items or n_items < 1:
+        return
+    if n_cols == n_items:
+        raise ValueError(
+            f"`observed` has shape {shape} but n_items={n_items}: rows must be items (one row per "
+            f"item, one column per variable). These data look transposed (items as columns): pass "
+            f"`observed.T`, of shape {(n_cols, n_rows)}."
+        )
+    raise ValueError(
+        f"`observed` has {n_rows} rows but n_items={n_items}. Without `item_index` every row is "
+        "one item (rows are items, columns are variables); for several rows per item, pass "
+        "`item_index`, the item of each row."
+    )
+
+
 def check_data(values, item_index=None, n_items=None):
     """Validate observed data and the row-to-item map.
 
@@ -114,6 +132,8 @@ def check_data(values, item_index=None, n_items=None):
         raise ValueError(f"`observed` must be 1-d or 2-d (rows x variables), got {values.ndim}-d.")
     if values.shape[0] == 0 or values.shape[1] == 0:
         raise ValueError(f"`observed` is empty (shape {values.shape}).")
+    if item_index is None and isinstance(n_items, (int, np.integer)) and not isinstance(n_items, bool):
+        _check_rows_are_items(values.shape, int(n_items))
     bad = ~np.isfinite(values)
     if bad.any():
         r, c = np.argwhere(bad)[0]

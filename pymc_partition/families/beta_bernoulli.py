@@ -50,6 +50,17 @@ class BetaBernoulli(ConjugateFamily):
 
     Variables are independent given the partition, so the cluster log marginal sums over them.
     The observed values must be exactly 0 or 1.
+
+
+    Examples
+    --------
+    A cluster of two items, one 1 and one 0, under a uniform prior: ``B(2, 2) / B(1, 1) = 1/6``.
+
+    >>> import numpy as np, pymc_partition as pmp
+    >>> family = pmp.BetaBernoulli(a=1.0, b=1.0)
+    >>> stats = family.item_stats([[1.0], [0.0]])   # one row per item: [n, sum]
+    >>> bool(np.isclose(family.log_marginal_numpy(stats.sum(axis=0)), np.log(1 / 6)))
+    True
     """
 
     _param_names = ("a", "b")

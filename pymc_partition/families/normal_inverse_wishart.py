@@ -72,6 +72,20 @@ class NormalInverseWishart(CentredLocation, ConjugateFamily):
     See Also
     --------
     NormalInverseWishart.from_data : hyperparameters from the data (mclust's default prior).
+
+
+    Examples
+    --------
+    One observation's marginal is multivariate Student-t with ``nu0 - V + 1`` degrees of
+    freedom and shape ``psi0 (kappa0 + 1) / (kappa0 (nu0 - V + 1))``:
+
+    >>> import numpy as np, pymc_partition as pmp
+    >>> from scipy import stats
+    >>> family = pmp.NormalInverseWishart(mu0=[0.0, 0.0], kappa0=1.0, nu0=3.0, psi0=1.0)
+    >>> one = family.item_stats([[0.5, -0.5]])
+    >>> t = stats.multivariate_t(loc=[0.0, 0.0], shape=np.eye(2), df=2.0)
+    >>> bool(np.isclose(family.log_marginal_numpy(one)[0], t.logpdf([0.5, -0.5])))
+    True
     """
 
     _param_names = ("mu0", "kappa0", "nu0", "psi0")

@@ -112,6 +112,21 @@ class SpikeSlabNormal(ConjugateFamily):
         + \frac12 \sigma^2_\theta B^2/(1+\sigma^2_\theta A)}\Big)
 
     Variables are independent given the partition, so the cluster log marginal sums over them.
+
+
+    Examples
+    --------
+    Items measured in replicates (``item_index`` gives each row's item), with the
+    hyperparameters estimated by empirical Bayes as the paper does:
+
+    >>> import pymc as pm, pymc_partition as pmp
+    >>> data = pmp.datasets.simulate_spike_slab(n_items=6, n_vars=8, random_seed=1)
+    >>> eb = pmp.fit_spike_slab(data.values, data.item_index)
+    >>> family = pmp.SpikeSlabNormal(**eb.estimates)
+    >>> with pm.Model():
+    ...     z = pmp.Partition("z", n_items=data.n_items, prior=pmp.DirichletProcess(1.0))
+    ...     y = pmp.MarginalLikelihood("y", partition=z, family=family, observed=data.values,
+    ...                                item_index=data.item_index)
     """
 
     _param_names = ("mu", "sigma2", "sigma2_eta", "sigma2_theta", "p")

@@ -48,6 +48,15 @@ class UniformMultinomialDirichlet(PartitionPrior):
     *labelled* allocation; summing it over labellings gives
     :class:`~pymc_partition.MixtureOfFiniteMixtures` with ``K`` uniform on ``1..N``, the prior the
     paper's text describes.
+
+    Examples
+    --------
+    The probabilities of the five partitions of three items sum to one:
+
+    >>> import numpy as np, pymc_partition as pmp
+    >>> partitions = [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1], [0, 1, 2]]
+    >>> np.exp(pmp.UniformMultinomialDirichlet().logp(partitions)).round(4)
+    array([0.7895, 0.0658, 0.0658, 0.0658, 0.0132])
     """
 
     def _unnormalized_tables(self, n_items):
@@ -78,6 +87,22 @@ class DirichletProcess(PartitionPrior):
     alpha : float or scalar PyMC variable
         Concentration, > 0. A PyMC variable (e.g. ``pm.Gamma("alpha", 2, 1)``) makes the prior
         hierarchical: the partition's logp is then a graph of ``alpha``.
+
+    Examples
+    --------
+    Two items together and one apart, at ``alpha = 1``: ``1 / (1 * 2 * 3)``.
+
+    >>> import numpy as np, pymc_partition as pmp
+    >>> prior = pmp.DirichletProcess(alpha=1.0)
+    >>> bool(np.isclose(prior.logp([0, 0, 1]), np.log(1 / 6)))
+    True
+
+    With a hyperprior on the concentration, in a model:
+
+    >>> import pymc as pm
+    >>> with pm.Model():
+    ...     alpha = pm.Gamma("alpha", alpha=2.0, beta=1.0)
+    ...     z = pmp.Partition("z", n_items=10, prior=pmp.DirichletProcess(alpha))
     """
 
     _param_names = ("alpha",)
@@ -108,6 +133,16 @@ class PitmanYor(PartitionPrior):
     ----------
     alpha, d : float or scalar PyMC variable
         Strength ``alpha > -d`` and discount ``0 <= d < 1``; either may be a PyMC variable.
+
+    Examples
+    --------
+    >>> import numpy as np, pymc_partition as pmp
+    >>> prior = pmp.PitmanYor(alpha=1.0, d=0.5)
+    >>> round(float(prior.logp([0, 0, 1])), 4)
+    -2.0794
+    >>> partitions = [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1], [0, 1, 2]]
+    >>> round(float(np.exp(prior.logp(partitions)).sum()), 12)  # normalized exactly
+    1.0
     """
 
     _param_names = ("alpha", "d")
@@ -146,7 +181,16 @@ class PitmanYor(PartitionPrior):
 
 
 class UniformPartition(PartitionPrior):
-    """Uniform prior over all ``B(N)`` partitions."""
+    """Uniform prior over all ``B(N)`` partitions.
+
+    Examples
+    --------
+    Three items have ``B(3) = 5`` partitions:
+
+    >>> import numpy as np, pymc_partition as pmp
+    >>> bool(np.isclose(pmp.UniformPartition().logp([0, 1, 1]), np.log(1 / 5)))
+    True
+    """
 
     def _unnormalized_tables(self, n_items):
         return np.zeros(n_items + 1), np.zeros(n_items + 1)

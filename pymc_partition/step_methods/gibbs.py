@@ -84,8 +84,21 @@ class GibbsPartition(PartitionStep):
 
     Examples
     --------
-    >>> with model:                                      # doctest: +SKIP
-    ...     idata = pm.sample(draws=5000, tune=500, step=pmp.GibbsPartition([z]))
+    >>> import numpy as np, pymc as pm, pymc_partition as pmp
+    >>> x = np.r_[np.zeros(3), np.ones(3) * 4.0] + np.arange(6) * 0.1   # two groups of 3
+    >>> with pm.Model() as model:
+    ...     z = pmp.Partition("z", n_items=6, prior=pmp.DirichletProcess(1.0))
+    ...     y = pmp.MarginalLikelihood("y", partition=z, observed=x,
+    ...                                family=pmp.NormalInverseGamma.from_data(x, n_clusters=2))
+    ...     idata = pm.sample(draws=200, tune=0, chains=2, step=pmp.GibbsPartition([z]),
+    ...                       random_seed=1, progressbar=False, compute_convergence_checks=False)
+    >>> idata.posterior["z"].shape                   # (chain, draw, item): canonical labels
+    (2, 200, 6)
+    >>> int(idata.sample_stats["n_clusters"].median())
+    2
+
+    Real runs are longer (thousands of draws, several chains): let
+    :func:`arviz_regen.regen_summary` say whether they were long enough.
     """
 
     name = "gibbs_partition"

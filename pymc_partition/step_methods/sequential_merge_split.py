@@ -89,6 +89,21 @@ class SequentialMergeSplit(PartitionStep):
     Dahl, D. B. and Newcomb, S. (2022). Sequentially allocated merge-split samplers for conjugate
     Bayesian nonparametric models. Journal of Statistical Computation and Simulation 92(7),
     1487-1511.
+
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm, pymc_partition as pmp
+    >>> x = np.r_[np.zeros(3), np.ones(3) * 4.0] + np.arange(6) * 0.1   # two groups of 3
+    >>> with pm.Model() as model:
+    ...     z = pmp.Partition("z", n_items=6, prior=pmp.DirichletProcess(1.0))
+    ...     y = pmp.MarginalLikelihood("y", partition=z, observed=x,
+    ...                                family=pmp.NormalInverseGamma.from_data(x, n_clusters=2))
+    ...     step = pmp.SequentialMergeSplit([z], n_proposals=3, n_gibbs_scans=1)
+    ...     idata = pm.sample(draws=200, tune=0, chains=2, step=step, random_seed=1,
+    ...                       progressbar=False, compute_convergence_checks=False)
+    >>> idata.posterior["z"].shape
+    (2, 200, 6)
     """
 
     name = "sequential_merge_split"

@@ -97,6 +97,22 @@ class SplitMerge(PartitionStep):
     ----------
     Jain, S. and Neal, R. M. (2004). A split-merge Markov chain Monte Carlo procedure for the
     Dirichlet process mixture model. Journal of Computational and Graphical Statistics 13(1).
+
+
+    Examples
+    --------
+    >>> import numpy as np, pymc as pm, pymc_partition as pmp
+    >>> x = np.r_[np.zeros(3), np.ones(3) * 4.0] + np.arange(6) * 0.1   # two groups of 3
+    >>> with pm.Model() as model:
+    ...     z = pmp.Partition("z", n_items=6, prior=pmp.DirichletProcess(1.0))
+    ...     y = pmp.MarginalLikelihood("y", partition=z, observed=x,
+    ...                                family=pmp.NormalInverseGamma.from_data(x, n_clusters=2))
+    ...     idata = pm.sample(draws=200, tune=0, chains=2, step=pmp.SplitMerge([z]),
+    ...                       random_seed=1, progressbar=False, compute_convergence_checks=False)
+    >>> idata.posterior["z"].shape
+    (2, 200, 6)
+    >>> float(idata.sample_stats["proposal_accepted"].mean()) <= 1.0   # a stat per draw
+    True
     """
 
     name = "split_merge"

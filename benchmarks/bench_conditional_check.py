@@ -35,6 +35,7 @@ import numba
 import numpy as np
 
 from arviz_regen.base.conditional import conditional_test
+from pymc_partition.conditional_check import _strata_and_partners
 from pymc_partition.engine import MoveMix, PartitionKernel
 from pymc_partition.engine.kernels.conditional import CHECK_NAMES, conditional_terms
 from pymc_partition.engine.kernels.slots import (
@@ -161,26 +162,24 @@ def gibbs_chains(spec, n_chains, n_draws, seed, n_burn=200, beta=1.0, sticky=0.0
 
 class Checker:
     """The per-draw terms of the right model's conditionals (what compute_conditional_checks
-    computes, called on the kernel directly) and their test."""
+    computes, called on the kernel directly: ``items`` as there) and their test."""
 
-    def __init__(self, spec, seed=0):
+    def __init__(self, spec, seed=0, items=0.5):
         self.kernel = PartitionKernel.from_spec(spec, GIBBS)
-        n = spec.n_items
-        rng = np.random.default_rng(seed)
-        self.items = np.arange(n, dtype=np.int64)
-        self.partners = ((self.items + 1 + rng.integers(0, n - 1, n)) % n).astype(
-            np.int64
-        )
+        self.n = spec.n_items
+        self.rng = np.random.default_rng(seed)
+        self.bounds, self.partners = _strata_and_partners(self.n, items, self.rng)
 
     def terms(self, labels):
-        M, N, n = labels.shape
-        out = np.empty((M * N, len(CHECK_NAMES)))
+        *shape, n = labels.shape
+        flat = np.ascontiguousarray(labels.reshape(-1, n), dtype=np.int64)
+        R = self.bounds.size - 1
+        u = self.rng.random((flat.shape[0], R if R < n else 0))
+        out = np.empty((flat.shape[0], len(CHECK_NAMES)))
         m, s, w = self.kernel.bundles
         with quiet_compile():
-            conditional_terms(
-                labels.reshape(-1, n), self.items, self.partners, m, s, w, out
-            )
-        return out.reshape(M, N, -1)
+            conditional_terms(flat, self.bounds, u, self.partners, m, s, w, out)
+        return out.reshape(*shape, -1)
 
     def reject(self, labels):
         res = conditional_test(self.terms(labels))

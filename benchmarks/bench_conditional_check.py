@@ -217,7 +217,8 @@ def row(name, rejections, extra=""):
     )
 
 
-def exact_designs(runs, seed=1):
+def exact_designs(runs, seed=1, which=("iid", "gibbs", "sticky", "one")):
+    """Level at 8 items (exact posterior known): each ``items`` setting on the same draws."""
     from pymc_partition.exact import ExactPosterior
 
     y = data(8, seed=3)
@@ -225,28 +226,27 @@ def exact_designs(runs, seed=1):
     ex = ExactPosterior(spec, progressbar=False)
     states, probs = ex.top(ex.n_states)
     probs = probs / probs.sum()
-    check = Checker(spec)
+    checks = {it: Checker(spec, items=it) for it in ITEMS}
     rng = np.random.default_rng(seed)
-    iid = [
-        check.reject(states[rng.choice(probs.size, size=(4, 1000), p=probs)])
-        for _ in range(runs)
-    ]
-    row("8 items, independent exact draws, 4 x 1,000", iid)
-    gibbs = [
-        check.reject(gibbs_chains(spec, 4, 1000, seed + r, n_burn=20))
-        for r in range(runs)
-    ]
-    row("8 items, exact Gibbs, 4 x 1,000", gibbs)
-    sticky = [
-        check.reject(gibbs_chains(spec, 4, 2000, seed + r, n_burn=20, sticky=0.9))
-        for r in range(runs)
-    ]
-    row("8 items, sticky Gibbs (hold 0.9), 4 x 2,000", sticky)
-    one = [
-        check.reject(gibbs_chains(spec, 1, 1000, seed + r, n_burn=20))
-        for r in range(runs)
-    ]
-    row("8 items, exact Gibbs, 1 x 1,000", one)
+    designs = {
+        "iid": ("independent exact draws, 4 x 1,000",
+                lambda r: states[rng.choice(probs.size, size=(4, 1000), p=probs)]),
+        "gibbs": ("exact Gibbs, 4 x 1,000", lambda r: gibbs_chains(spec, 4, 1000, seed + r, n_burn=20)),
+        "sticky": ("sticky Gibbs (hold 0.9), 4 x 2,000",
+                   lambda r: gibbs_chains(spec, 4, 2000, seed + r, n_burn=20, sticky=0.9)),
+        "one": ("exact Gibbs, 1 x 1,000", lambda r: gibbs_chains(spec, 1, 1000, seed + r, n_burn=20)),
+    }  # fmt: skip
+    for key in which:
+        name, draw = designs[key]
+        rej = {it: [] for it in ITEMS}
+        t0 = time.process_time()
+        for r in range(runs):
+            labels = draw(r)
+            for it in ITEMS:
+                rej[it].append(checks[it].reject(labels))
+        for it in ITEMS:
+            tag = "half the items" if it == 0.5 else "all items"
+            row(f"8 items, {name} ({tag})", rej[it], f"| | {time.process_time() - t0:.0f} s")
 
 
 def mean_clusters(labels):
@@ -407,6 +407,7 @@ def main(argv=None):
     )
     ap.add_argument("--sections", default="level,sizes,cost")
     ap.add_argument("--runs", type=int, default=None, help="runs of each 8-item level design")
+    ap.add_argument("--level-designs", default="iid,gibbs,sticky,one", help="the 8-item level designs")
     ap.add_argument("--sizes", default="50,200,2000", help="numbers of items of the sizes section")
     ap.add_argument("--size-runs", default=None,
                     help="runs per case at each size, e.g. 50:100,200:500,2000:40")  # fmt: skip
@@ -418,7 +419,7 @@ def main(argv=None):
         cost_ratios()
         cost_design()
     if "level" in sections:
-        exact_designs(args.runs or (40 if args.quick else 500))
+        exact_designs(args.runs or (40 if args.quick else 500), which=args.level_designs.split(","))
     if "sizes" in sections:
         runs = {50: 20, 200: 10, 2000: 4} if args.quick else {50: 100, 200: 100, 2000: 20}
         if args.size_runs:

@@ -281,3 +281,36 @@ def test_langevin_check_of_hyperparameters():
         p[name] = float(res["hyperparameters"].sel(hyper_check="all"))
     assert p["right"] > 0.01
     assert p["wrong"] < 1e-4
+
+
+@pytest.mark.parametrize("half", [False, True])
+def test_standard_error_matches_exact_variance(half):
+    """On independent exact draws the test's Monte Carlo standard error of every check (the
+    partner's too) is the exact sd of the terms over sqrt(draws), within batch-means noise
+    (about 4 % on the sd with ~280 batches; the tolerance is 20 %); with half the items the
+    exact variance adds the spread over each draw's choice of items."""
+    from arviz_regen.base.conditional import conditional_test
+
+    spec = _spec()
+    ex = ExactPosterior(spec, progressbar=False)
+    states, probs = ex.top(ex.n_states)
+    probs = probs / probs.sum()
+    n = Y.size
+    partners = ((np.arange(n) + 1 + np.random.default_rng(0).integers(0, n - 1, n)) % n).astype(np.int64)
+    rng = np.random.default_rng(5)
+    index = rng.choice(probs.size, size=(4, 5000), p=probs)
+    if half:
+        bounds = np.array([0, 1, 3, 5, 7])
+        picks = np.array([[0, a, b, c] for a in (1, 2) for b in (3, 4) for c in (5, 6)])
+        each = np.stack([_terms(spec, states, partners, bounds,
+                                np.tile((q - bounds[:-1] + 0.5) / np.diff(bounds), (len(states), 1)))
+                         for q in picks])  # fmt: skip
+        var = probs @ (each**2).mean(axis=0) - (probs @ each.mean(axis=0)) ** 2
+        draws = each[rng.integers(0, len(picks), index.shape), index]
+    else:
+        terms = _terms(spec, states, partners)
+        var = probs @ terms**2 - (probs @ terms) ** 2
+        draws = terms[index]
+    res = conditional_test(draws)
+    want = np.sqrt(var / index.size)
+    np.testing.assert_allclose(res.mcse, want, rtol=0.2)

@@ -71,7 +71,7 @@ for name, alpha in {"exact Gibbs": 1.0, "Gibbs of a wrong posterior (DP 1.1)": 1
 # %% [markdown]
 # ## The verdict
 #
-# R-hat at most 1.01, thousands of effective draws and chain agreement pass for both; only the
+# R-hat at most 1.01, about a thousand effective draws and chain agreement pass for both; only the
 # conditional check separates them.
 
 # %%

@@ -412,6 +412,7 @@ def main(argv=None):
     ap.add_argument("--size-runs", default=None,
                     help="runs per case at each size, e.g. 50:100,200:500,2000:40")  # fmt: skip
     ap.add_argument("--cases", default=None, help="names of the cases (separated by semicolons; default all)")
+    ap.add_argument("--seed", type=int, default=0, help="offset of the sizes section's seeds (independent runs)")
     args = ap.parse_args(argv)
     sections = args.sections.split(",")
     print(HEADER + " | largest Δ co-clustering | CPU")
@@ -426,7 +427,7 @@ def main(argv=None):
             runs.update({int(a): int(b) for a, b in (x.split(":") for x in args.size_runs.split(","))})
         cases = CASES if args.cases is None else [c for c in CASES if c[0] in args.cases.split(";")]
         for n in (int(n) for n in args.sizes.split(",")):
-            size_designs(n, runs[n], cases)
+            size_designs(n, runs[n], cases, seed=11 + 104729 * args.seed)
 
 
 if __name__ == "__main__":

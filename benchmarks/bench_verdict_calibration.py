@@ -210,6 +210,7 @@ def main(argv=None):
     ap.add_argument("--chains", default="1,4")
     ap.add_argument("--draws", type=int, default=None, help="draws per chain (default: the design's)")
     ap.add_argument("--json")
+    ap.add_argument("--seed", type=int, default=0, help="offset of the seeds (independent runs)")
     ap.add_argument("--fast", action="store_true", help="Hotelling-RS only: FAIL rates without R-hat / chain agreement")
     ap.add_argument("--conditional", action="store_true",
                     help="exact8 / gibbs8: add the conditional check's group (the full verdict pipeline)")
@@ -224,17 +225,17 @@ def main(argv=None):
             t0 = time.process_time()
             if design is None:
                 n_draw = args.draws or 1000
-                rows, k = model_run_rows(name, args.runs, C, n_draw)
+                rows, k = model_run_rows(name, args.runs, C, n_draw, seed=5 + 104729 * args.seed)
                 extra = f", mean clusters {k:.2f}"
             else:
                 states, lp, draw, n_draw = design
                 n_draw = args.draws or n_draw
-                index = draw(args.runs * C, n_draw, 1000 * C + 7).reshape(args.runs, C, n_draw)
+                index = draw(args.runs * C, n_draw, 1000 * C + 7 + 104729 * args.seed).reshape(args.runs, C, n_draw)
                 checker = checker8() if args.conditional and name in ("exact8", "gibbs8") else None
                 if args.fast:
                     rows = [fast_run(states, lp, index[r], r) for r in range(args.runs)]
                 else:
-                    rows = [one_run(states, lp, index[r], r, checker) for r in range(args.runs)]
+                    rows = [one_run(states, lp, index[r], r + args.runs * args.seed, checker) for r in range(args.runs)]
                 extra = ", with the conditional check" if checker is not None else ""
             keys = [k for k in rows[0] if k != "status"]
             print(f"\n{name}, {C} chain(s) x {n_draw} draws, {args.runs} runs ({time.process_time() - t0:.0f} s CPU{extra}): % rejected at α = {ALPHA} ± 1 SE")

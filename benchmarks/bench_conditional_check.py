@@ -35,6 +35,7 @@ import numba
 import numpy as np
 
 from arviz_regen.base.conditional import conditional_test
+from pymc_partition.conditional_check import _strata_and_partners
 from pymc_partition.engine import MoveMix, PartitionKernel
 from pymc_partition.engine.kernels.conditional import CHECK_NAMES, conditional_terms
 from pymc_partition.engine.kernels.slots import (
@@ -49,6 +50,7 @@ from pymc_partition.families import NormalInverseGamma
 from pymc_partition.predictive._types import quiet_compile
 from pymc_partition.priors import DirichletProcess
 from pymc_partition.spec import PartitionSpec
+from pymc_partition.state import canonicalize
 
 ALPHA = 0.05
 NIG = {"mu0": 0.0, "kappa0": 0.1, "alpha0": 2.0, "beta0": 2.0}
@@ -66,8 +68,9 @@ def spec_of(y, alpha=1.0, beta0_factor=1.0):
 
 
 @numba.njit(cache=True)
-def _tempered_sweep(m, s, w, beta):
-    """A Gibbs sweep of π^beta (the engine's sweep with its log weights times ``beta``)."""
+def _tempered_sweep(m, s, w, beta, log_new):
+    """A Gibbs sweep of π^beta (the engine's sweep with its log weights times ``beta``), the
+    new cluster's weight times ``exp(log_new)`` (0: the right sampler)."""
     X, item_lm, log_g, log_h, ctx = m.X, m.item_lm, m.log_g, m.log_h, m.ctx
     z, counts, stats, clm = s.z, s.counts, s.stats, s.clm
     active, pos, free, meta = s.active, s.pos, s.free, s.meta
@@ -96,7 +99,7 @@ def _tempered_sweep(m, s, w, beta):
             c = active[a]
             logw[a] = beta * (log_h[counts[c] + 1] - log_h[counts[c]] + cand[a])
         logw[C] = (
-            beta * (log_g[C + 1] - log_g[C] + log_h[1] + item_lm[i]) if C > 0 else 0.0
+            beta * (log_g[C + 1] - log_g[C] + log_h[1] + item_lm[i]) + log_new if C > 0 else 0.0
         )
         mx = logw[: C + 1].max()
         p = np.exp(logw[: C + 1] - mx)
@@ -116,40 +119,46 @@ def _tempered_sweep(m, s, w, beta):
 
 
 @numba.njit(cache=True)
-def _tempered_chain(labels, m, s, w, beta, n_burn, out, seed):
+def _chains(starts, m, s, w, beta, log_new, n_burn, out, seed):
+    """Chains of the (possibly wrong) sweep from each start ``(R, n)`` into ``out (R, T, n)``:
+    many runs' chains in one compiled call (slot labels; canonicalise before use)."""
     np.random.seed(seed)
-    build_state(labels, m, s)
-    for t in range(n_burn + out.shape[0]):
-        _tempered_sweep(m, s, w, beta)
-        if t >= n_burn:
-            out[t - n_burn] = s.z
+    for r in range(starts.shape[0]):
+        build_state(starts[r], m, s)
+        for t in range(n_burn + out.shape[1]):
+            _tempered_sweep(m, s, w, beta, log_new)
+            if t >= n_burn:
+                out[r, t - n_burn] = s.z
 
 
-def gibbs_chains(spec, n_chains, n_draws, seed, n_burn=200, beta=1.0, sticky=0.0):
-    """``(n_chains, n_draws, n)`` labels of Gibbs chains of ``spec``'s posterior (to the power
-    ``beta``), from random partitions into 1-5 clusters; ``sticky``: each step kept with that
-    probability (a lazy chain, invariant for the same posterior)."""
+def gibbs_chains(spec, n_chains, n_draws, seed, n_burn=200, beta=1.0, sticky=0.0, log_new=0.0,
+                 start=None, runs=None):  # fmt: skip
+    """``(n_chains, n_draws, n)`` canonical labels of Gibbs chains of ``spec``'s posterior (to the
+    power ``beta``; new clusters weighted ``exp(log_new)`` more), from random partitions into 1-5
+    clusters (``start``: "one" all together, "alone" all apart); ``sticky``: each step kept with
+    that probability (a lazy chain, invariant for the same posterior). ``runs``: that many runs'
+    chains at once, ``(runs, n_chains, n_draws, n)``, in one compiled call."""
     rng = np.random.default_rng(seed)
     kernel = PartitionKernel.from_spec(spec, GIBBS)
     n = spec.n_items
+    R = runs or 1
+    if start == "one":
+        starts = np.zeros((R * n_chains, n), np.int64)
+    elif start == "alone":
+        starts = np.tile(np.arange(n, dtype=np.int64), (R * n_chains, 1))
+    else:
+        starts = canonicalize(rng.integers(0, rng.integers(1, 6, (R * n_chains, 1)), (R * n_chains, n)))
+    if not sticky:
+        m, s, w = kernel.bundles
+        out = np.empty((R * n_chains, n_draws, n), np.int64)
+        with quiet_compile():
+            _chains(np.ascontiguousarray(starts, dtype=np.int64), m, s, w, beta, log_new, n_burn,
+                    out, int(rng.integers(2**31)))  # fmt: skip
+        out = canonicalize(out.reshape(-1, n)).reshape(R, n_chains, n_draws, n)
+        return out if runs else out[0]
     out = np.empty((n_chains, n_draws, n), np.int64)
     for c in range(n_chains):
-        start = rng.integers(0, rng.integers(1, 6), n)
-        if beta != 1.0:
-            m, s, w = kernel.bundles
-            with quiet_compile():
-                _tempered_chain(
-                    start.astype(np.int64),
-                    m,
-                    s,
-                    w,
-                    beta,
-                    n_burn,
-                    out[c],
-                    int(rng.integers(2**31)),
-                )
-            continue
-        state = kernel.init(start)
+        state = kernel.init(starts[c])
         for _ in range(n_burn):
             state, _ = kernel.step(state, rng)
         for t in range(n_draws):
@@ -161,26 +170,24 @@ def gibbs_chains(spec, n_chains, n_draws, seed, n_burn=200, beta=1.0, sticky=0.0
 
 class Checker:
     """The per-draw terms of the right model's conditionals (what compute_conditional_checks
-    computes, called on the kernel directly) and their test."""
+    computes, called on the kernel directly: ``items`` as there) and their test."""
 
-    def __init__(self, spec, seed=0):
+    def __init__(self, spec, seed=0, items=0.5):
         self.kernel = PartitionKernel.from_spec(spec, GIBBS)
-        n = spec.n_items
-        rng = np.random.default_rng(seed)
-        self.items = np.arange(n, dtype=np.int64)
-        self.partners = ((self.items + 1 + rng.integers(0, n - 1, n)) % n).astype(
-            np.int64
-        )
+        self.n = spec.n_items
+        self.rng = np.random.default_rng(seed)
+        self.bounds, self.partners = _strata_and_partners(self.n, items, self.rng)
 
     def terms(self, labels):
-        M, N, n = labels.shape
-        out = np.empty((M * N, len(CHECK_NAMES)))
+        *shape, n = labels.shape
+        flat = np.ascontiguousarray(labels.reshape(-1, n), dtype=np.int64)
+        R = self.bounds.size - 1
+        u = self.rng.random((flat.shape[0], R if R < n else 0))
+        out = np.empty((flat.shape[0], len(CHECK_NAMES)))
         m, s, w = self.kernel.bundles
         with quiet_compile():
-            conditional_terms(
-                labels.reshape(-1, n), self.items, self.partners, m, s, w, out
-            )
-        return out.reshape(M, N, -1)
+            conditional_terms(flat, self.bounds, u, self.partners, m, s, w, out)
+        return out.reshape(*shape, -1)
 
     def reject(self, labels):
         res = conditional_test(self.terms(labels))
@@ -194,7 +201,7 @@ def rate_str(x):
 
 
 HEADER = (
-    f"{'design':44s} {'runs':>5s} "
+    f"{'design':72s} {'runs':>5s} "
     + " ".join(f"{c:>12s}" for c in (*CHECK_NAMES, "all"))
     + "   Δ n_clusters"
 )
@@ -203,14 +210,15 @@ HEADER = (
 def row(name, rejections, extra=""):
     r = np.asarray(rejections)
     print(
-        f"{name:44s} {r.shape[0]:5d} "
+        f"{name:72s} {r.shape[0]:5d} "
         + " ".join(f"{rate_str(r[:, q]):>12s}" for q in range(r.shape[1]))
         + f"   {extra}",
         flush=True,
     )
 
 
-def exact_designs(runs, seed=1):
+def exact_designs(runs, seed=1, which=("iid", "gibbs", "sticky", "one")):
+    """Level at 8 items (exact posterior known): each ``items`` setting on the same draws."""
     from pymc_partition.exact import ExactPosterior
 
     y = data(8, seed=3)
@@ -218,81 +226,150 @@ def exact_designs(runs, seed=1):
     ex = ExactPosterior(spec, progressbar=False)
     states, probs = ex.top(ex.n_states)
     probs = probs / probs.sum()
-    check = Checker(spec)
+    checks = {it: Checker(spec, items=it) for it in ITEMS}
     rng = np.random.default_rng(seed)
-    iid = [
-        check.reject(states[rng.choice(probs.size, size=(4, 1000), p=probs)])
-        for _ in range(runs)
-    ]
-    row("8 items, independent exact draws, 4 x 1,000", iid)
-    gibbs = [
-        check.reject(gibbs_chains(spec, 4, 1000, seed + r, n_burn=20))
-        for r in range(runs)
-    ]
-    row("8 items, exact Gibbs, 4 x 1,000", gibbs)
-    sticky = [
-        check.reject(gibbs_chains(spec, 4, 2000, seed + r, n_burn=20, sticky=0.9))
-        for r in range(runs)
-    ]
-    row("8 items, sticky Gibbs (hold 0.9), 4 x 2,000", sticky)
-    one = [
-        check.reject(gibbs_chains(spec, 1, 1000, seed + r, n_burn=20))
-        for r in range(runs)
-    ]
-    row("8 items, exact Gibbs, 1 x 1,000", one)
+    designs = {
+        "iid": ("independent exact draws, 4 x 1,000",
+                lambda r: states[rng.choice(probs.size, size=(4, 1000), p=probs)]),
+        "gibbs": ("exact Gibbs, 4 x 1,000", lambda r: gibbs_chains(spec, 4, 1000, seed + r, n_burn=20)),
+        "sticky": ("sticky Gibbs (hold 0.9), 4 x 2,000",
+                   lambda r: gibbs_chains(spec, 4, 2000, seed + r, n_burn=20, sticky=0.9)),
+        "one": ("exact Gibbs, 1 x 1,000", lambda r: gibbs_chains(spec, 1, 1000, seed + r, n_burn=20)),
+    }  # fmt: skip
+    for key in which:
+        name, draw = designs[key]
+        rej = {it: [] for it in ITEMS}
+        t0 = time.process_time()
+        for r in range(runs):
+            labels = draw(r)
+            for it in ITEMS:
+                rej[it].append(checks[it].reject(labels))
+        for it in ITEMS:
+            tag = "half the items" if it == 0.5 else "all items"
+            row(f"8 items, {name} ({tag})", rej[it], f"| | {time.process_time() - t0:.0f} s")
 
 
 def mean_clusters(labels):
     return float((labels.max(axis=-1) + 1).mean())
 
 
-def power_designs(sizes, runs, n_draws=1000, seed=11):
-    cases = [
-        ("right model", {}),
-        ("DP alpha x 1.1", {"alpha": 1.1}),
-        ("DP alpha x 1.3", {"alpha": 1.3}),
-        ("DP alpha x 0.7", {"alpha": 0.7}),
-        ("NIG beta0 x 1.3", {"beta0_factor": 1.3}),
-        ("NIG beta0 x 0.7", {"beta0_factor": 0.7}),
-        ("tempered pi^0.9", {"beta": 0.9}),
-    ]
+def coclustering(labels, n_max=200):
+    """Co-clustering matrix of the first ``n_max`` items over all draws of ``labels (..., n)``."""
+    z = labels.reshape(-1, labels.shape[-1])[:, :n_max]
+    onehot = (z[:, :, None] == np.arange(z.max() + 1)).astype(np.float32)
+    return np.einsum("tik,tjk->ij", onehot, onehot) / z.shape[0]
+
+
+#: the designs at 50, 200 and 2,000 items: name, wrong model's keywords, sampler's keywords
+#: (``beta`` tempering, ``log_new`` a wrong new-cluster weight, ``start`` / ``n_burn``: a far start
+#: judged too early). The right model is first; "off-by-one" is a sampler that normalises the
+#: new-cluster weight alpha / n against the existing clusters' m_k / (n - 1) (weight (n - 1) / n
+#: too small), or weighs it alpha + 1 for alpha.
+CASES = [
+    ("right model", {}, {}),
+    ("DP alpha x 1.1", {"alpha": 1.1}, {}),
+    ("DP alpha x 1.3", {"alpha": 1.3}, {}),
+    ("DP alpha x 0.7", {"alpha": 0.7}, {}),
+    ("NIG beta0 x 1.3", {"beta0_factor": 1.3}, {}),
+    ("NIG beta0 x 0.7", {"beta0_factor": 0.7}, {}),
+    ("tempered pi^0.9", {}, {"beta": 0.9}),
+    ("off-by-one: alpha/n for alpha/(n-1)", {}, {"log_new": "n"}),
+    ("off-by-one: alpha+1 for alpha", {}, {"log_new": math.log(2.0)}),
+    ("one cluster start, no burn-in", {}, {"start": "one", "n_burn": 0}),
+    ("all-apart start, no burn-in", {}, {"start": "alone", "n_burn": 0}),
+    ("right model, short", {}, {"n_draws": 100}),
+    ("one cluster start, no burn-in, short", {}, {"start": "one", "n_burn": 0, "n_draws": 100}),
+]
+#: the items evaluated per draw (compute_conditional_checks's ``items``) compared on the same chains
+ITEMS = (0.5, None)
+
+
+def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None):
+    """Every case at ``n`` items: each ``items`` setting's rejection rates on the same chains,
+    and the size of the error (Δ mean number of clusters, largest co-clustering difference on
+    the first 200 items, against the right model's runs; the noise floor is the right model's
+    two halves of runs against each other)."""
+    y = data(n)
+    right = spec_of(y)
+    checks = {it: Checker(right, seed=1, items=it) for it in ITEMS}
+    batch = batch or max(1, min(runs, 400_000 // (4 * n_draws * n // 100)))
+    base = base_cc = None
+    for name, model_kw, kw in cases:
+        kw = dict(kw)
+        if kw.get("log_new") == "n":
+            kw["log_new"] = math.log((n - 1) / n)
+        spec = spec_of(y, **model_kw) if model_kw else right
+        T = kw.pop("n_draws", n_draws)
+        rej = {it: [] for it in ITEMS}
+        ks, cc = [], []
+        t0 = time.process_time()
+        for b in range(0, runs, batch):
+            nb = min(batch, runs - b)
+            labels = gibbs_chains(spec, 4, T, seed + 7919 * b, runs=nb, **kw)
+            for r in range(nb):
+                for it in ITEMS:
+                    rej[it].append(checks[it].reject(labels[r]))
+                ks.append(mean_clusters(labels[r]))
+                if len(cc) < 10:
+                    cc.append(coclustering(labels[r]))
+        k = float(np.mean(ks))
+        cc_mean = np.mean(cc, axis=0)
+        if base is None:
+            base, base_cc = k, cc_mean
+            half = len(cc) // 2
+            size = f"noise {np.abs(np.mean(cc[:half], axis=0) - np.mean(cc[half:], axis=0)).max():.3f}"
+        else:
+            size = f"{np.abs(cc_mean - base_cc).max():.3f}"
+        for it in ITEMS:
+            tag = "half the items" if it == 0.5 else "all items"
+            row(f"{n} items, {name}, 4 x {T:,} ({tag})", rej[it],
+                f"{k - base:+.2f} (of {base:.2f}) | {size} | {time.process_time() - t0:.0f} s")  # fmt: skip
+
+
+def cost_ratios(sizes=(200, 2000), n_draws=400, repeats=3):
+    """Conditional-check CPU per draw over Gibbs sweep CPU per draw, measured in the same run
+    (the engine's compiled step as a user's sampler runs it), ``repeats`` times."""
     for n in sizes:
-        y = data(n)
-        right = spec_of(y)
-        check = Checker(right)
-        base = None
-        for name, kw in cases:
-            beta = kw.get("beta", 1.0)  # not popped: the cases serve every size
-            model_kw = {k: v for k, v in kw.items() if k != "beta"}
-            spec = spec_of(y, **model_kw) if model_kw else right
-            rej, ks = [], []
-            t0 = time.perf_counter()
-            for r in range(runs[n]):
-                labels = gibbs_chains(spec, 4, n_draws, seed + 1000 * r, beta=beta)
-                rej.append(check.reject(labels))
-                ks.append(mean_clusters(labels))
-            k = float(np.mean(ks))
-            base = k if base is None else base
-            row(f"{n} items, {name}, 4 x {n_draws:,}", rej,
-                f"{k - base:+.2f} (of {base:.2f}; {time.perf_counter() - t0:.0f} s)")  # fmt: skip
+        spec = spec_of(data(n))
+        labels = gibbs_chains(spec, 1, n_draws, 5)[0]
+        kernel = PartitionKernel.from_spec(spec, GIBBS)
+        checks = {it: Checker(spec, items=it) for it in ITEMS}
+        for c in checks.values():
+            c.terms(labels[:2])  # compile
+        ratios = {it: [] for it in ITEMS}
+        rng = np.random.default_rng(3)
+        for _ in range(repeats):
+            state = kernel.init(labels[-1])
+            t0 = time.process_time()
+            for _ in range(n_draws):  # a fresh seed per step (one fixed seed freezes the chain)
+                state, _ = kernel.step(state, rng)
+            sweep = (time.process_time() - t0) / n_draws
+            for it, c in checks.items():
+                t0 = time.process_time()
+                c.terms(labels)
+                ratios[it].append((time.process_time() - t0) / n_draws / sweep)
+        for it in ITEMS:
+            r = ratios[it]
+            print(f"cost, {n} items, items={it}: {min(r):.2f}-{max(r):.2f} Gibbs sweeps per draw "
+                  f"(sweep {1e6 * sweep:.0f} us CPU)", flush=True)  # fmt: skip
 
 
-def cost_design(n=2000, n_chains=4, n_draws=1000):
+def cost_design(n=2000, n_chains=4, n_draws=1000, repeats=2):
+    """The user's path on ``n`` items x ``n_chains`` x ``n_draws``: compute_conditional_checks
+    through a PyMC model and regen_summary with the check, against az.ess on the same posterior
+    (the issue's target: within 3x), in the same run."""
+    import warnings
+
     import arviz as az
     import pymc as pm
 
+    import arviz_regen
     import pymc_partition as pmp
     from arviz_regen.xr.containers import from_dict
 
     y = data(n)
     spec = spec_of(y)
     labels = gibbs_chains(spec, n_chains, n_draws, 5)
-    kernel = PartitionKernel.from_spec(spec, GIBBS)
-    state = kernel.init(labels[0, -1])
-    t0 = time.perf_counter()
-    for _ in range(n_chains * n_draws):
-        state, _ = kernel.step(state, 1)
-    sweeps = time.perf_counter() - t0
     lp = spec.log_posterior(labels.reshape(-1, n)).reshape(n_chains, n_draws)
     idata = from_dict({"posterior": {"z": labels}, "sample_stats": {"partition_logp": lp,
                                                                    "n_clusters": labels.max(axis=-1) + 1}})  # fmt: skip
@@ -302,23 +379,25 @@ def cost_design(n=2000, n_chains=4, n_draws=1000):
             "y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=y
         )
     pmp.compute_conditional_checks(idata, model=model)  # compile once
-    t0 = time.perf_counter()
-    pmp.compute_conditional_checks(idata, model=model)
-    import arviz_regen
-
-    arviz_regen.conditional_check(idata)
-    check = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    az.ess(
-        idata.sample_stats if hasattr(idata, "sample_stats") else idata["sample_stats"]
-    )
-    ess = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    az.ess(idata, var_names=["z"])
-    ess_z = time.perf_counter() - t0
-    print(f"{n} items x {n_chains} x {n_draws:,} draws: compute_conditional_checks + conditional_check "
-          f"{check:.2f} s; {n_chains * n_draws:,} Gibbs sweeps {sweeps:.2f} s; az.ess of sample_stats "
-          f"{ess:.3f} s; az.ess of the labels (one per item) {ess_z:.2f} s")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        arviz_regen.regen_summary(idata)
+        for _ in range(repeats):
+            t0 = time.process_time()
+            pmp.compute_conditional_checks(idata, model=model)
+            check = time.process_time() - t0
+            t0 = time.process_time()
+            table = arviz_regen.regen_summary(idata)
+            summary = time.process_time() - t0
+            t0 = time.process_time()
+            az.ess(idata)
+            ess = time.process_time() - t0
+            print(f"cost, {n} items x {n_chains} x {n_draws:,} draws (CPU s): compute_conditional_checks "
+                  f"{check:.2f}, regen_summary with the check {summary:.2f} "
+                  f"({table.attrs['verdict_status']}), az.ess of the posterior {ess:.2f}: "
+                  f"regen_summary / az.ess {summary / ess:.2f}, "
+                  f"(compute_conditional_checks + regen_summary) / az.ess {(check + summary) / ess:.2f}",
+                  flush=True)  # fmt: skip
 
 
 def main(argv=None):
@@ -326,21 +405,29 @@ def main(argv=None):
     ap.add_argument(
         "--quick", action="store_true", help="fewer runs (a smoke test, wide SEs)"
     )
-    ap.add_argument("--sections", default="level,power,cost")
-    ap.add_argument("--runs", type=int, default=None, help="runs of each level design")
-    ap.add_argument(
-        "--sizes", default="50,200,2000", help="numbers of items of the power section"
-    )
+    ap.add_argument("--sections", default="level,sizes,cost")
+    ap.add_argument("--runs", type=int, default=None, help="runs of each 8-item level design")
+    ap.add_argument("--level-designs", default="iid,gibbs,sticky,one", help="the 8-item level designs")
+    ap.add_argument("--sizes", default="50,200,2000", help="numbers of items of the sizes section")
+    ap.add_argument("--size-runs", default=None,
+                    help="runs per case at each size, e.g. 50:100,200:500,2000:40")  # fmt: skip
+    ap.add_argument("--cases", default=None, help="names of the cases (separated by semicolons; default all)")
+    ap.add_argument("--seed", type=int, default=0, help="offset of the sizes section's seeds (independent runs)")
     args = ap.parse_args(argv)
     sections = args.sections.split(",")
-    print(HEADER)
-    if "level" in sections:
-        exact_designs(args.runs or (40 if args.quick else 500))
-    if "power" in sections:
-        runs = {50: 20, 200: 10, 2000: 4} if args.quick else {50: 100, 200: 50, 2000: 8}
-        power_designs([int(n) for n in args.sizes.split(",")], runs)
+    print(HEADER + " | largest Δ co-clustering | CPU")
     if "cost" in sections:
+        cost_ratios()
         cost_design()
+    if "level" in sections:
+        exact_designs(args.runs or (40 if args.quick else 500), which=args.level_designs.split(","))
+    if "sizes" in sections:
+        runs = {50: 20, 200: 10, 2000: 4} if args.quick else {50: 100, 200: 100, 2000: 20}
+        if args.size_runs:
+            runs.update({int(a): int(b) for a, b in (x.split(":") for x in args.size_runs.split(","))})
+        cases = CASES if args.cases is None else [c for c in CASES if c[0] in args.cases.split(";")]
+        for n in (int(n) for n in args.sizes.split(",")):
+            size_designs(n, runs[n], cases, seed=11 + 104729 * args.seed)
 
 
 if __name__ == "__main__":

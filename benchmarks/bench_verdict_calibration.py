@@ -31,6 +31,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
 
@@ -47,6 +48,8 @@ from arviz_regen.testing import (
 )
 
 ALPHA = 0.05
+NIG8 = {"mu0": 0.0, "kappa0": 0.5, "alpha0": 2.0, "beta0": 1.0}
+Y8 = np.array([-1.0, 0.0, 1.2])[np.arange(8) % 3] + np.random.default_rng(8).normal(0, 0.8, 8)
 KS = [2, 3, 5, 10]
 N_STATES = 30
 PROBS = 1.0 / np.arange(1, N_STATES + 1)
@@ -60,14 +63,24 @@ def exact8():
     import pymc_partition as pmp
     from pymc_partition.exact import exact_posterior
 
-    rng = np.random.default_rng(8)
-    y = np.array([-1.0, 0.0, 1.2])[np.arange(8) % 3] + rng.normal(0, 0.8, 8)
+    y = Y8
     with pm.Model() as model:
         z = pmp.Partition("z", n_items=8, prior=pmp.DirichletProcess(alpha=1.0))
-        pmp.MarginalLikelihood("y", partition=z, family=pmp.families.NormalInverseGamma(mu0=0.0, kappa0=0.5, alpha0=2.0, beta0=1.0), observed=y)
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.families.NormalInverseGamma(**NIG8), observed=y)
     ex = exact_posterior(model, progressbar=False)
     labels, probs = ex.top(ex.n_states)
     return labels, np.log(probs)
+
+
+def checker8():
+    """The conditional check's per-draw terms for :func:`exact8`'s model (the default items)."""
+    from bench_conditional_check import Checker
+
+    from pymc_partition.families import NormalInverseGamma
+    from pymc_partition.priors import DirichletProcess
+    from pymc_partition.spec import PartitionSpec
+
+    return Checker(PartitionSpec.from_data(DirichletProcess(1.0), NormalInverseGamma(**NIG8), Y8))
 
 
 def designs(names):
@@ -109,11 +122,28 @@ def fast_run(states, lp, index, seed):
     return row
 
 
-def one_run(states, lp, index, seed):
+def add_terms(idata, terms):
+    """The conditional_checks group, as ``pmp.compute_conditional_checks`` adds it."""
+    import xarray as xr
+
+    from arviz_regen.xr.containers import add_group
+    from pymc_partition.conditional_check import CHECK_NAMES
+
+    ds = xr.Dataset({"z": (("chain", "draw", "check"), terms)}, coords={"check": list(CHECK_NAMES)})
+    return add_group(idata, "conditional_checks", ds, replace=True)
+
+
+def one_run(states, lp, index, seed, checker=None):
+    idata = make_idata(states, index, lp)
+    if checker is not None:
+        idata = add_terms(idata, checker.terms(states[index]))
+    return summary_row(idata, seed)
+
+
+def summary_row(idata, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        table = arviz_regen.regen_summary(make_idata(states, index, lp), k=KS, n_bootstrap=199,
-                                          n_permutations=199, random_seed=seed)
+        table = arviz_regen.regen_summary(idata, k=KS, n_bootstrap=199, n_permutations=199, random_seed=seed)
     checks = table.attrs["checks"]
     row = {"status": table.attrs["verdict_status"]}
     hot = [f"hotelling_rs[k={k}]" for k in KS]
@@ -134,23 +164,81 @@ def rate(x):
     return f"{100 * x.mean():5.1f} ± {100 * np.sqrt(max(x.mean() * (1 - x.mean()), 1e-12) / x.size):3.1f}"
 
 
+#: full-pipeline designs at 200 items (the issue's "blind at 200 items" data: three well separated
+#: groups, DP(1), NIG): Gibbs chains of the right model or of a wrong sampler, judged with the
+#: right model's partition_logp and conditional check; name -> (model keywords, sampler keywords)
+MODEL_DESIGNS = {
+    "right200": ({}, {}),
+    "dp5_200": ({"alpha": 5.0}, {}),
+    "beta0x2_200": ({"beta0_factor": 2.0}, {}),
+    "dp1.1_200": ({"alpha": 1.1}, {}),
+    "offbyone200": ({}, {"log_new": float(np.log(199 / 200))}),
+    "far200": ({}, {"start": "one", "n_burn": 0}),
+}
+
+
+def model_run_rows(name, runs, C, n_draw, n=200, batch=10, seed=5):
+    """regen_summary rows of ``runs`` runs of a :data:`MODEL_DESIGNS` design."""
+    from bench_conditional_check import Checker, data, gibbs_chains, spec_of
+
+    from arviz_regen.xr.containers import from_dict
+
+    model_kw, kw = MODEL_DESIGNS[name]
+    y = data(n)
+    right = spec_of(y)
+    spec = spec_of(y, **model_kw) if model_kw else right
+    checker = Checker(right, seed=1)
+    rows, ks = [], []
+    for b in range(0, runs, batch):
+        nb = min(batch, runs - b)
+        labels = gibbs_chains(spec, C, n_draw, seed + 7919 * b, runs=nb, **kw)
+        for r in range(nb):
+            lab = labels[r]
+            lp = right.log_posterior(lab.reshape(-1, n)).reshape(C, n_draw)
+            idata = from_dict({"posterior": {"z": lab},
+                               "sample_stats": {"partition_logp": lp, "n_clusters": lab.max(axis=-1) + 1}},
+                              dims={"z": ["z_dim_0"]})  # fmt: skip
+            rows.append(summary_row(add_terms(idata, checker.terms(lab)), b + r))
+            ks.append(float((lab.max(axis=-1) + 1).mean()))
+    return rows, float(np.mean(ks))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=500)
     ap.add_argument("--designs", default="exact8,gibbs8,basin_1e-3,basin_3e-3,basin_1e-2,excursion,sticky")
     ap.add_argument("--chains", default="1,4")
+    ap.add_argument("--draws", type=int, default=None, help="draws per chain (default: the design's)")
     ap.add_argument("--json")
+    ap.add_argument("--seed", type=int, default=0, help="offset of the seeds (independent runs)")
     ap.add_argument("--fast", action="store_true", help="Hotelling-RS only: FAIL rates without R-hat / chain agreement")
+    ap.add_argument("--conditional", action="store_true",
+                    help="exact8 / gibbs8: add the conditional check's group (the full verdict pipeline)")
     args = ap.parse_args(argv)
     results = {}
-    for name, (states, lp, draw, n_draw) in designs(args.designs.split(",")).items():
+    names = args.designs.split(",")
+    model_names = [n for n in names if n in MODEL_DESIGNS]
+    jobs = list(designs([n for n in names if n not in MODEL_DESIGNS]).items())
+    jobs += [(n, None) for n in model_names]
+    for name, design in jobs:
         for C in (int(c) for c in args.chains.split(",")):
-            t0 = time.time()
-            index = draw(args.runs * C, n_draw, 1000 * C + 7).reshape(args.runs, C, n_draw)
-            run = fast_run if args.fast else one_run
-            rows = [run(states, lp, index[r], r) for r in range(args.runs)]
+            t0 = time.process_time()
+            if design is None:
+                n_draw = args.draws or 1000
+                rows, k = model_run_rows(name, args.runs, C, n_draw, seed=5 + 104729 * args.seed)
+                extra = f", mean clusters {k:.2f}"
+            else:
+                states, lp, draw, n_draw = design
+                n_draw = args.draws or n_draw
+                index = draw(args.runs * C, n_draw, 1000 * C + 7 + 104729 * args.seed).reshape(args.runs, C, n_draw)
+                checker = checker8() if args.conditional and name in ("exact8", "gibbs8") else None
+                if args.fast:
+                    rows = [fast_run(states, lp, index[r], r) for r in range(args.runs)]
+                else:
+                    rows = [one_run(states, lp, index[r], r + args.runs * args.seed, checker) for r in range(args.runs)]
+                extra = ", with the conditional check" if checker is not None else ""
             keys = [k for k in rows[0] if k != "status"]
-            print(f"\n{name}, {C} chain(s) x {n_draw} draws, {args.runs} runs ({time.time() - t0:.0f} s): % rejected at α = {ALPHA} ± 1 SE")
+            print(f"\n{name}, {C} chain(s) x {n_draw} draws, {args.runs} runs ({time.process_time() - t0:.0f} s CPU{extra}): % rejected at α = {ALPHA} ± 1 SE")
             res = {}
             for k in keys:
                 v = np.array([r.get(k, np.nan) for r in rows], dtype=float)

@@ -16,7 +16,9 @@ items, four test functions give four terms per draw (:data:`CHECK_NAMES`; the ke
 ``log_post``     ``f = log pi(c)``: ``sum_k p_k log p_k - log p_{c_i}``
 
 Each costs ``O(#clusters)`` per item given the conditional, which costs what one Gibbs update of
-the item costs: the terms of one draw cost one Gibbs sweep (less with ``items``). With random
+the item costs. By default each draw evaluates a random half of the items (one of each pair of
+neighbours, weighted: unbiased), less than one Gibbs sweep per draw (``benchmarks/
+bench_conditional_check.py --sections cost``). With random
 hyperparameters ``theta`` the identity holds for ``pi(c | theta, y)`` and ``(c, theta)`` drawn
 from the joint posterior, so each draw's terms use its own ``theta``; the continuous free variables
 get Langevin terms ``d/du log p`` and ``u d/du log p + 1`` (``u`` unconstrained; mean zero by
@@ -76,25 +78,26 @@ def _draw_reader(model, rv):
     return reader
 
 
-def _items_and_partners(n, items, rng):
+def _strata_and_partners(n, items, rng):
+    """Stratum boundaries for ``items`` (see :func:`compute_conditional_checks`) and a fixed
+    random partner of each item."""
     if items is None:
-        chosen = np.arange(n, dtype=np.int64)
+        r = n
+    elif isinstance(items, (float, np.floating)) and 0.0 < items <= 1.0:
+        r = max(1, int(np.ceil(items * n)))
+    elif (isinstance(items, (int, np.integer)) and not isinstance(items, (bool, np.bool_))
+          and items >= 1):  # fmt: skip
+        r = min(int(items), n)
     else:
-        if (
-            isinstance(items, bool)
-            or not isinstance(items, (int, np.integer))
-            or not 1 <= items
-        ):
-            raise ValueError(
-                f"`items` must be None or a positive integer, got {items!r}."
-            )
-        chosen = np.sort(rng.choice(n, size=min(int(items), n), replace=False)).astype(
-            np.int64
+        raise ValueError(
+            "`items` must be None, a fraction in (0, 1] or a positive integer, "
+            f"got {items!r}."
         )
+    bounds = (np.arange(r + 1, dtype=np.int64) * n) // r
     if n == 1:
-        return chosen, np.full(chosen.size, -1, np.int64)
-    partners = (chosen + 1 + rng.integers(0, n - 1, size=chosen.size)) % n
-    return chosen, partners.astype(np.int64)
+        return bounds, np.full(n, -1, np.int64)
+    partners = (np.arange(n) + 1 + rng.integers(0, n - 1, size=n)) % n
+    return bounds, partners.astype(np.int64)
 
 
 def _forward_transforms(model, rvs):
@@ -168,7 +171,7 @@ def _score_terms(model, posterior, partitions, thin):
     return out, names_out
 
 
-def compute_conditional_checks(idata, *, model=None, var_names=None, items=None, thin=1, seed=0,
+def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, thin=1, seed=0,
                                hyperparameters=True, extend_inferencedata=True):  # fmt: skip
     """Per-draw terms of the conditional (discrete Stein) check of each partition's draws.
 
@@ -181,13 +184,18 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
         The model whose posterior the draws should follow (default: the one on the context stack).
     var_names : list of str, optional
         Partition variables to check (default: every partition in the posterior).
-    items : int, optional
-        Evaluate this many items per draw (a fixed random subset, the same for every draw)
-        instead of all: cheaper, less powerful.
+    items : float, int or None, default 0.5
+        Items evaluated per draw: a fraction of them (at least one), a number, or None for all.
+        With ``r < n`` items the ``n`` items are split into ``r`` blocks of consecutive items and
+        each draw evaluates one item of each block, drawn afresh for each draw, its term weighted
+        by its block's size: an unbiased estimate of the mean over all items (the choice does not
+        depend on the draw), with a little more variance. The default costs about half a Gibbs
+        sweep per draw, with the power of all items on the designs of
+        ``benchmarks/bench_conditional_check.py``.
     thin : int, default 1
         Evaluate every ``thin``-th draw.
     seed : int, default 0
-        Seed of the partners (and of the subset of items).
+        Seed of the partners and of each draw's items.
     hyperparameters : bool, default True
         Also add the Langevin terms of the model's continuous free variables (variable
         ``hyperparameters``, dims ``(chain, draw, hyper_check)``): for each unconstrained
@@ -282,7 +290,10 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
                 f"specialised predictive form, which {type(spec.family).__name__} lacks for these data."
             )
         m, s, w = kernel.bundles
-        chosen, partners = _items_and_partners(n, items, np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        bounds, partners = _strata_and_partners(n, items, rng)
+        R = bounds.size - 1
+        width = R if R < n else 0  # each draw's choice of items, one uniform per stratum
         out = np.empty((flat.shape[0], len(CHECK_NAMES)))
         with quiet_compile():
             if reader is None:
@@ -290,9 +301,8 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
                     labels = np.ascontiguousarray(
                         canonicalize(flat[a : a + _CHUNK].astype(np.int64))
                     )
-                    conditional_terms(
-                        labels, chosen, partners, m, s, w, out[a : a + _CHUNK]
-                    )
+                    conditional_terms(labels, bounds, rng.random((labels.shape[0], width)), partners,
+                                      m, s, w, out[a : a + _CHUNK])  # fmt: skip
             else:
                 for t in range(flat.shape[0]):
                     try:
@@ -306,7 +316,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
                     labels = np.ascontiguousarray(
                         canonicalize(flat[t : t + 1].astype(np.int64))
                     )
-                    conditional_terms(labels, chosen, partners, m, s, w, out[t : t + 1])
+                    conditional_terms(labels, bounds, rng.random((1, width)), partners, m, s, w, out[t : t + 1])
         if not np.all(np.isfinite(out)):
             t = int(np.argmax(~np.all(np.isfinite(out), axis=1)))
             raise ValueError(
@@ -317,7 +327,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
         coords["check"] = list(CHECK_NAMES)
         results[rv.name] = xr.DataArray(
             out.reshape(n_chain, n_draw, len(CHECK_NAMES)), dims=("chain", "draw", "check"), coords=coords,
-            attrs={"items_per_draw": int(chosen.size), "n_items": n, "seed": int(seed), "thin": int(thin)},
+            attrs={"items_per_draw": int(R), "n_items": n, "seed": int(seed), "thin": int(thin)},
         )  # fmt: skip
     if hyperparameters:
         partitions = find_partition_vars(model)

@@ -29,24 +29,25 @@ def _spec(y=Y, alpha=1.0, family=None):
     return PartitionSpec.from_data(pmp.DirichletProcess(alpha), family, y)
 
 
-def _terms(spec, labels, items=None, partners=None):
+def _terms(spec, labels, partners=None, bounds=None, u=None):
+    """The kernel's terms: all items (default) or one per stratum ``bounds`` chosen by ``u``."""
     n = spec.n_items
-    items = np.arange(n, dtype=np.int64) if items is None else items
-    partners = (items + 1) % n if partners is None else partners
+    partners = (np.arange(n, dtype=np.int64) + 1) % n if partners is None else partners
+    bounds = np.arange(n + 1, dtype=np.int64) if bounds is None else bounds
+    u = np.empty((labels.shape[0], 0)) if u is None else u
     m, s, w = PartitionKernel.from_spec(spec, GIBBS).bundles
     out = np.empty((labels.shape[0], len(CHECK_NAMES)))
     with quiet_compile():
-        conditional_terms(
-            np.ascontiguousarray(labels, dtype=np.int64), items, partners, m, s, w, out
-        )
+        conditional_terms(np.ascontiguousarray(labels, dtype=np.int64), bounds, u,
+                          partners, m, s, w, out)  # fmt: skip
     return out
 
 
-def _brute_force(spec, labels, items, partners):
-    """Each item moved to every candidate, scored by the spec's log posterior."""
-    out = np.zeros((labels.shape[0], 4))
+def _brute_force(spec, labels, partners):
+    """``(S, n, 4)``: each item moved to every candidate, scored by the spec's log posterior."""
+    out = np.zeros((labels.shape[0], labels.shape[1], 4))
     for t, c in enumerate(labels):
-        for i, j in zip(items, partners):
+        for i, j in enumerate(partners):
             rest = np.unique(np.delete(c, i))
             ks = list(rest) + [c.max() + 1]
             moved = np.repeat(c[None], len(ks), axis=0)
@@ -61,18 +62,37 @@ def _brute_force(spec, labels, items, partners):
                 (moved[:, i] == moved[:, j]).astype(float),
                 lp,
             ]
-            out[t] += [p @ f - f[o] for f in fs]
-        out[t] /= len(items)
+            out[t, i] = [p @ f - f[o] for f in fs]
     return out
 
 
 def test_kernel_matches_brute_force():
     labels = canonicalize(RNG.integers(0, 4, (12, Y.size)))
-    items = np.array([0, 2, 3, 6], dtype=np.int64)
-    partners = np.array([5, 0, 4, 1], dtype=np.int64)
+    partners = np.array([5, 0, 4, 1, 6, 2, 3], dtype=np.int64)
     spec = _spec()
-    np.testing.assert_allclose(_terms(spec, labels, items, partners),
-                               _brute_force(spec, labels, items, partners), atol=1e-10)  # fmt: skip
+    each = _brute_force(spec, labels, partners)
+    np.testing.assert_allclose(_terms(spec, labels, partners), each.mean(axis=1), atol=1e-10)
+    # one item of each stratum [0, 3), [3, 7), weighted by the strata's sizes
+    u = RNG.random((labels.shape[0], 2))
+    i, j = (3 * u[:, 0]).astype(int), 3 + (4 * u[:, 1]).astype(int)
+    rows = np.arange(labels.shape[0])
+    want = (3 * each[rows, i] + 4 * each[rows, j]) / 7
+    got = _terms(spec, labels, partners, np.array([0, 3, 7]), u)
+    np.testing.assert_allclose(got, want, atol=1e-10)
+
+
+def test_subsampled_terms_are_unbiased():
+    """Averaged over every choice of one item per stratum, the subsampled terms are the mean over
+    all items, label vector by label vector (so their mean under any law is the full one's)."""
+    labels = canonicalize(RNG.integers(0, 4, (5, Y.size)))
+    spec = _spec()
+    bounds = np.array([0, 2, 3, 7])  # strata of 2, 1 and 4 items: 8 choices
+    picks = np.array([[a, 2, b] for a in range(2) for b in range(3, 7)])
+    u = (picks - bounds[:-1] + 0.5) / np.diff(bounds)  # the uniforms that pick them
+    sub = np.stack([_terms(spec, labels, bounds=bounds, u=np.tile(q, (labels.shape[0], 1)))
+                    for q in u])  # fmt: skip
+    np.testing.assert_allclose(sub.mean(axis=0), _terms(spec, labels), atol=1e-12)
+    assert np.ptp(sub, axis=0).max() > 1e-3  # the choice matters draw by draw
 
 
 @pytest.mark.parametrize(
@@ -120,15 +140,21 @@ def test_group_and_chunks():
     # the same partners as compute_conditional_checks (seed 0): chunking changes nothing
     n = Y.size
     rng = np.random.default_rng(0)
-    items = np.arange(n, dtype=np.int64)
-    partners = ((items + 1 + rng.integers(0, n - 1, n)) % n).astype(np.int64)
-    direct = _terms(_spec(), canonicalize(labels.reshape(-1, n)), items, partners)
-    np.testing.assert_allclose(da.values.reshape(-1, 4), direct, atol=1e-12)
+    partners = ((np.arange(n) + 1 + rng.integers(0, n - 1, n)) % n).astype(np.int64)
+    full = pmp.compute_conditional_checks(idata, model=model, items=None, extend_inferencedata=False)
+    direct = _terms(_spec(), canonicalize(labels.reshape(-1, n)), partners)
+    np.testing.assert_allclose(full["z"].values.reshape(-1, 4), direct, atol=1e-12)
+    # the default: one item of each of ceil(n / 2) strata, drawn afresh per draw after the partners
+    bounds = np.arange(5) * n // 4
+    u = rng.random((labels.shape[0] * labels.shape[1], 4))
+    half = _terms(_spec(), canonicalize(labels.reshape(-1, n)), partners, bounds, u)
+    np.testing.assert_allclose(da.values.reshape(-1, 4), half, atol=1e-12)
+    assert da.attrs["items_per_draw"] == 4
     thinned = pmp.compute_conditional_checks(
-        idata, model=model, thin=3, items=4, extend_inferencedata=False
+        idata, model=model, thin=3, items=2, extend_inferencedata=False
     )
     assert (
-        thinned["z"].shape == (2, 100, 4) and thinned["z"].attrs["items_per_draw"] == 4
+        thinned["z"].shape == (2, 100, 4) and thinned["z"].attrs["items_per_draw"] == 2
     )
 
 
@@ -143,20 +169,14 @@ def test_random_hyperparameters_use_each_draw():
     alphas, scales = np.array([[0.5, 2.0, 5.0]]), np.array([[1.0, 0.3, 3.0]])
     idata = from_dict({"posterior": {"z": labels, "alpha": alphas, "scale": scales}})
     got = pmp.compute_conditional_checks(
-        idata, model=model, extend_inferencedata=False
+        idata, model=model, items=None, extend_inferencedata=False
     )["z"].values[0]
     n = Y.size
     rng = np.random.default_rng(0)
-    items = np.arange(n, dtype=np.int64)
-    partners = ((items + 1 + rng.integers(0, n - 1, n)) % n).astype(np.int64)
+    partners = ((np.arange(n) + 1 + rng.integers(0, n - 1, n)) % n).astype(np.int64)
     for t in range(3):
         fam = pmp.NormalInverseGamma(0.0, 0.1, 2.0, scales[0, t])
-        want = _terms(
-            _spec(alpha=alphas[0, t], family=fam),
-            canonicalize(labels[0, t : t + 1]),
-            items,
-            partners,
-        )
+        want = _terms(_spec(alpha=alphas[0, t], family=fam), canonicalize(labels[0, t : t + 1]), partners)
         np.testing.assert_allclose(got[t], want[0], atol=1e-10)
     bad = from_dict({"posterior": {"z": labels, "alpha": alphas}})
     with pytest.raises(ValueError, match="scale"):
@@ -176,8 +196,9 @@ def test_errors():
     idata = from_dict({"posterior": {"z": RNG.integers(0, 3, (1, 5, Y.size))}})
     with pytest.raises(ValueError, match="thin"):
         pmp.compute_conditional_checks(idata, model=model, thin=0)
-    with pytest.raises(ValueError, match="items"):
-        pmp.compute_conditional_checks(idata, model=model, items=0)
+    for bad_items in (0, 0.0, 1.5, True, "half"):
+        with pytest.raises(ValueError, match="items"):
+            pmp.compute_conditional_checks(idata, model=model, items=bad_items)
 
 
 def _gibbs(spec, n_chains, n_draws, seed, n_burn=100):
@@ -260,3 +281,36 @@ def test_langevin_check_of_hyperparameters():
         p[name] = float(res["hyperparameters"].sel(hyper_check="all"))
     assert p["right"] > 0.01
     assert p["wrong"] < 1e-4
+
+
+@pytest.mark.parametrize("half", [False, True])
+def test_standard_error_matches_exact_variance(half):
+    """On independent exact draws the test's Monte Carlo standard error of every check (the
+    partner's too) is the exact sd of the terms over sqrt(draws), within batch-means noise
+    (about 4 % on the sd with ~280 batches; the tolerance is 20 %); with half the items the
+    exact variance adds the spread over each draw's choice of items."""
+    from arviz_regen.base.conditional import conditional_test
+
+    spec = _spec()
+    ex = ExactPosterior(spec, progressbar=False)
+    states, probs = ex.top(ex.n_states)
+    probs = probs / probs.sum()
+    n = Y.size
+    partners = ((np.arange(n) + 1 + np.random.default_rng(0).integers(0, n - 1, n)) % n).astype(np.int64)
+    rng = np.random.default_rng(5)
+    index = rng.choice(probs.size, size=(4, 5000), p=probs)
+    if half:
+        bounds = np.array([0, 1, 3, 5, 7])
+        picks = np.array([[0, a, b, c] for a in (1, 2) for b in (3, 4) for c in (5, 6)])
+        each = np.stack([_terms(spec, states, partners, bounds,
+                                np.tile((q - bounds[:-1] + 0.5) / np.diff(bounds), (len(states), 1)))
+                         for q in picks])  # fmt: skip
+        var = probs @ (each**2).mean(axis=0) - (probs @ each.mean(axis=0)) ** 2
+        draws = each[rng.integers(0, len(picks), index.shape), index]
+    else:
+        terms = _terms(spec, states, partners)
+        var = probs @ terms**2 - (probs @ terms) ** 2
+        draws = terms[index]
+    res = conditional_test(draws)
+    want = np.sqrt(var / index.size)
+    np.testing.assert_allclose(res.mcse, want, rtol=0.2)

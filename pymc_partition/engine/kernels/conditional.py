@@ -12,7 +12,8 @@ normalised probabilities and ``o`` the candidate holding ``i`` now. Item ``i``'s
 ``log_post``     ``sum_k p_k log p_k - log p_o``  (``f = log pi(c)``)
 
 Item ``i`` is taken out of its cluster exactly as the sweep does and put back where it was, so
-the cost per item is the sweep's, less the random draw.
+the cost per item is about the sweep's; :func:`conditional_terms` evaluates all items or one
+random item of each stratum of consecutive items (an unbiased estimate of their mean).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ CHECK_NAMES = ("n_clusters", "cluster_size", "partner", "log_post")
 
 
 @numba.njit(**NJIT, inline="always")
-def _item_terms(m, s, w, pred, remove, add, active_addr, cand_addr, i, j, out):
-    """Add item ``i``'s four Stein terms (partner ``j``) to ``out``; the state is unchanged.
+def _item_terms(m, s, w, pred, remove, add, active_addr, cand_addr, i, j):
+    """Item ``i``'s four Stein terms (partner ``j``, none if negative); the state is unchanged.
     (The form's functions and the addresses are made once per draw, not per item.)"""
     X, item_lm, log_g, log_h, ctx = m.X, m.item_lm, m.log_g, m.log_h, m.ctx
     z, counts, stats, clm = s.z, s.counts, s.stats, s.clm
@@ -59,40 +60,36 @@ def _item_terms(m, s, w, pred, remove, add, active_addr, cand_addr, i, j, out):
         pred(ctx, active_addr, C - 1, i, cand_addr)
         cand[C - 1] = own
         o = C - 1
+    mx = -np.inf
     for a in range(C):
-        c = active[a]
-        logw[a] = log_h[counts[c] + 1] - log_h[counts[c]] + cand[a]
+        cnt = counts[active[a]]
+        logw[a] = log_h[cnt + 1] - log_h[cnt] + cand[a]
+        mx = max(mx, logw[a])
     if C > 0:
         logw[C] = log_g[C + 1] - log_g[C] + log_h[1] + item_lm[i]
     else:
         logw[C] = 0.0
-    mx = -np.inf
-    for a in range(C + 1):
-        mx = max(mx, logw[a])
+    mx = max(mx, logw[C])
+    # one pass: the normaliser, sum_k p_k log p_k and sum_k p_k m_k (unnormalised; cand is
+    # free now, own is kept)
     tot = 0.0
-    for a in range(
-        C + 1
-    ):  # cand is free now (own is kept): the unnormalised probabilities
-        cand[a] = math.exp(logw[a] - mx)
-        tot += cand[a]
-    log_tot = mx + math.log(tot)
-    ent = 0.0  # sum_k p_k log p_k
-    size = 0.0  # sum_k p_k m_k
+    ent = 0.0
+    size = 0.0
     for a in range(C + 1):
-        if cand[a] > 0.0:  # a candidate the prior forbids has logw = -inf
-            ent += cand[a] * logw[a]
+        e = math.exp(logw[a] - mx)
+        cand[a] = e
+        if e > 0.0:  # a candidate the prior forbids has logw = -inf
+            tot += e
+            ent += e * logw[a]
             if a < C:
-                size += cand[a] * counts[active[a]]
-    ent = ent / tot - log_tot
-    size /= tot
-    p_new = cand[C] / tot
-    mine = 0 if alone else counts[k]
-    out[0] += p_new - (1.0 if alone else 0.0)
-    out[1] += size - mine
+                size += e * counts[active[a]]
+    t_new = cand[C] / tot - (1.0 if alone else 0.0)
+    t_size = size / tot - (0 if alone else counts[k])
+    t_partner = 0.0
     if j >= 0:
-        aj = pos[z[j]]  # j's cluster is active: j is in it
-        out[2] += cand[aj] / tot - (1.0 if (not alone and z[j] == k) else 0.0)
-    out[3] += ent - (logw[o] - log_tot)
+        # j's cluster is active (j is in it); i shares it now unless alone
+        t_partner = cand[pos[z[j]]] / tot - (1.0 if (not alone and z[j] == k) else 0.0)
+    t_post = ent / tot - logw[o]
     # put i back where it was
     if alone:
         c = activate(active, pos, free, meta)
@@ -104,49 +101,61 @@ def _item_terms(m, s, w, pred, remove, add, active_addr, cand_addr, i, j, out):
         z[i] = c
     else:
         put(add, ctx, X, stats, counts, clm, k, i, own)
+    return t_new, t_size, t_partner, t_post
 
 
 @numba.njit(**NJIT)
-def conditional_terms(labels, items, partners, m, s, w, out):
-    """Item-averaged Stein terms of each label vector.
+def conditional_terms(labels, bounds, u, partners, m, s, w, out):
+    """Stein terms of each label vector, averaged over the items (or a stratified random subset).
+
+    The items are split into the strata ``[bounds[r], bounds[r + 1])``; each label vector's term
+    is ``sum_r (size_r / n) (A_i f)(c)`` over one item ``i`` per stratum, drawn uniformly by
+    ``u``: an unbiased estimate of the mean over all items (exactly that mean with strata of
+    one item each).
 
     Parameters
     ----------
     labels : ndarray (S, n) of int64
         Label vectors with labels in ``[0, n)``.
-    items : ndarray (r,) of int64
-        The items evaluated (the same for every label vector).
-    partners : ndarray (r,) of int64
-        Partner item of each evaluated item (different from it).
+    bounds : ndarray (R + 1,) of int64
+        Increasing stratum boundaries from 0 to ``n``.
+    u : ndarray (S, R) of float64
+        Uniforms in ``[0, 1)`` choosing each stratum's item for each label vector (shape
+        ``(S, 0)`` when every stratum holds one item).
+    partners : ndarray (n,) of int64
+        Partner item of each item (different from it; negative: none).
     m, s, w : Model, State, Work
         The engine's bundles (:class:`~pymc_partition.engine.PartitionKernel.bundles`); the
         state is rebuilt from each label vector.
     out : ndarray (S, 4)
-        Overwritten with the mean over ``items`` of each test function's term (:data:`CHECK_NAMES`).
+        Overwritten with the terms of the test functions of :data:`CHECK_NAMES`.
     """
-    r = items.shape[0]
+    n = labels.shape[1]
+    R = bounds.shape[0] - 1
     pred, remove, add = form_functions(m)
     active_addr, cand_addr = (
         np.int64(s.active.ctypes.data),
         np.int64(w.cand.ctypes.data),
     )
+    draw = u.shape[1] > 0
     for t in range(labels.shape[0]):
         build_state(labels[t], m, s)
-        for q in range(out.shape[1]):
-            out[t, q] = 0.0
-        for a in range(r):
-            _item_terms(
-                m,
-                s,
-                w,
-                pred,
-                remove,
-                add,
-                active_addr,
-                cand_addr,
-                items[a],
-                partners[a],
-                out[t],
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for r in range(R):
+            lo = bounds[r]
+            size = bounds[r + 1] - lo
+            i = lo + min(int(u[t, r] * size), size - 1) if draw else lo
+            t0, t1, t2, t3 = _item_terms(
+                m, s, w, pred, remove, add, active_addr, cand_addr, i, partners[i]
             )
-        for q in range(out.shape[1]):
-            out[t, q] /= r
+            a0 += size * t0
+            a1 += size * t1
+            a2 += size * t2
+            a3 += size * t3
+        out[t, 0] = a0 / n
+        out[t, 1] = a1 / n
+        out[t, 2] = a2 / n
+        out[t, 3] = a3 / n

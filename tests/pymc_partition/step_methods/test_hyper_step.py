@@ -10,6 +10,7 @@ import pytest
 from pymc.sampling.mcmc import assign_step_methods
 
 import pymc_partition as pmp
+from pymc_partition.engine.kernels.rng import rng_state
 
 
 def _spike_slab_model():
@@ -91,5 +92,5 @@ def test_pickles_for_worker_processes():
     step = pmp.PartitionHyperparameters([alpha], model=model)
     copy = cloudpickle.loads(cloudpickle.dumps(step))
     point = model.initial_point()
-    step.seed_buffer, copy.seed_buffer = [7], [7]
+    step.rng_state, copy.rng_state = rng_state(7), rng_state(7)
     np.testing.assert_array_equal(step.step(point)[0]["alpha_log__"], copy.step(point)[0]["alpha_log__"])

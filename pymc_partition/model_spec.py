@@ -331,8 +331,7 @@ class HyperparameterReader:
         # the graph's numbers (data, priors) as one more input: models of the same structure
         # share the compiled function; its inputs come from PyMC's point, typed: no checks
         self._compiled, self._consts = _shared_function(self.inputs, graphs)
-        # numba's dispatcher itself, without PyTensor's Python wrapper (tens of us a call)
-        self._call = getattr(self._compiled.vm, "jit_fn", None) or self._compiled
+        self._call = self._dispatcher()
         # the values come from the graph (checked finite below): no need to validate them again,
         # unless the family derives quantities from them in its constructor
         self._validate = self.op.family._derived_from_params
@@ -345,7 +344,14 @@ class HyperparameterReader:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._call = getattr(self._compiled.vm, "jit_fn", None) or self._compiled
+        self._call = self._dispatcher()
+
+    def _dispatcher(self):
+        """numba's dispatcher of the function, without PyTensor's Python wrapper (tens of us a
+        call), when the function's inputs are exactly ours (no ``pm.Data`` read implicitly)."""
+        fn = self._compiled
+        jit_fn = getattr(fn.vm, "jit_fn", None)
+        return jit_fn if jit_fn is not None and len(fn.input_storage) == len(self.inputs) + 1 else fn
 
     def _fn(self, *values):
         """The compiled function at the inputs' ``values`` (arrays of their dtypes)."""

@@ -125,14 +125,13 @@ def test_models_of_one_structure_share_compiled_code_and_keep_their_own_numbers(
         # the model's log density run by PyTensor's Python linker: nothing compiled
         names = [v.name for v in model.value_vars]
         logp_fn = python_function(model.value_vars, model.logp())
-        logp = lambda p: float(logp_fn(*[p[n] for n in names]))  # noqa: E731
         block = hyper.block
         S, sizes = _cluster_sums(labels, hyper.kernel.item_stats)
         diffs = []
         for t in (-0.7, 0.1, 0.9):
             point = {**model.initial_point(), "z": labels, "scale_log__": np.array(t)}
             dens = hyper.kernel.density(block.theta(point), block.rest(point), S, sizes)
-            diffs.append(logp(point) - dens)
+            diffs.append(float(logp_fn(*[point[n] for n in names])) - dens)
         np.testing.assert_allclose(diffs, diffs[0], rtol=0, atol=1e-9)
         point = {**model.initial_point(), "scale_log__": np.array(0.4)}
         got = gibbs._reader.read(point)

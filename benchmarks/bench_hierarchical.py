@@ -3,7 +3,8 @@ step) next to the partition step alone, measured in the same run (issues 9 and 1
 
 Run from the repository root::
 
-    python benchmarks/bench_hierarchical.py [--quick] [--data /path/to/arabidopsis_messerli2007.csv]
+    python benchmarks/bench_hierarchical.py [--quick] [--summary] [--previous REV]
+        [--data /path/to/arabidopsis_messerli2007.csv]
 
 Two models, each built twice: once with its hyperparameters as PyMC variables ("random") and
 once with the same hyperparameters as numbers ("fixed"):
@@ -40,6 +41,17 @@ Per draw (one draw = one Gibbs sweep of ``GibbsPartition``, the step ``pm.sample
    is in all three. The goal's ratio is the compound draw over the fixed one. The bulk ESS per
    second of sampling of each hyperparameter is reported for both compound chains.
 
+The headline (issue 27, item 2), printed first and alone with ``--summary``: in a warm process
+(one ``pm.sample`` of each model before timing), the CPU seconds ``pm.sample`` spends outside
+sampling (building the steps, the InferenceData) for the recommended model of the docs
+(standardised 2-D data, ``NormalInverseGamma.from_data(..., scale=scale)``,
+``scale ~ LogNormal(0, 1)``, ``alpha ~ Gamma(2, 1)``; each repeat a new model on new data of the
+same shape) against the same model with ``scale = alpha = 1``; and the compound draw over the
+fixed one in ``pm.sample`` (per draw from ``sampling_time``) for (a) and (b). Goals: set-up
+<= 0.3 s, (a) <= 3x, (b) <= 1.5x. With ``--previous REV`` the same headline is measured for the
+package at git revision ``REV`` (exported with ``git archive``, run in a subprocess), interleaved
+with this tree's, so both are measured under the same load.
+
 1-4 are timed in interleaved rounds, each figure the fastest round (the machine may be shared);
 every ratio is against 1, measured in the same run. First-call costs are reported apart:
 building each step (compiling, or loading numba's cache), the first refresh, and what
@@ -52,10 +64,13 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import logging
 import os
 import pstats
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 
@@ -462,15 +477,128 @@ def report(case, res):
     print(res["profile"])
 
 
+# ----------------------------------------------------------------------------- headline
+def recommended_model(n_items, random, seed):
+    """The docs' recommended model on standardised 2-D data (``random``: ``scale`` and ``alpha``
+    PyMC variables, else 1)."""
+    x = np.random.default_rng(seed).normal(size=(n_items, 2))
+    x = (x - x.mean(0)) / x.std(0)
+    with pm.Model() as model:
+        scale = pm.LogNormal("scale", 0.0, 1.0) if random else 1.0
+        alpha = pm.Gamma("alpha", 2.0, 1.0) if random else 1.0
+        z = pmp.Partition("z", n_items=n_items, prior=pmp.DirichletProcess(alpha))
+        pmp.MarginalLikelihood("y", partition=z, observed=x,
+                               family=pmp.NormalInverseGamma.from_data(x, n_clusters=3, scale=scale))  # fmt: skip
+    return model, z
+
+
+def setup_seconds(model, z):
+    """CPU seconds ``pm.sample`` (1 draw, no tuning, one chain; ``GibbsPartition`` given, the rest
+    assigned by PyMC) spends outside sampling."""
+    with model:
+        t0 = time.process_time()
+        idata = pm.sample(draws=1, tune=0, chains=1, cores=1, step=[pmp.GibbsPartition([z])],
+                          progressbar=False, random_seed=1, compute_convergence_checks=False)  # fmt: skip
+        return time.process_time() - t0 - idata.posterior.attrs["sampling_time"]
+
+
+def headline(quick, data_path=None, n_items=2000):
+    """``{name: [values]}`` of the headline figures (repeats), measured in this process."""
+    repeats = 3 if quick else 7
+    tune, draws = (100, 300) if quick else (300, 1500)
+    out = {"setup_random": [], "setup_fixed": []}
+    for random in (True, False):  # warm: compile (or load) everything once
+        setup_seconds(*recommended_model(14, random, 0))
+    for r in range(repeats):
+        for random in (True, False):
+            key = "setup_random" if random else "setup_fixed"
+            out[key].append(setup_seconds(*recommended_model(14, random, r + 1)))
+    for name, case in (("draw_14", arabidopsis_case(data_path)), ("draw_2000", mixture_case(n_items))):
+        models = {random: case.build(random) for random in (True, False)}
+        for random in (True, False):
+            sample(*models[random], 20, 20, seed=1)  # warm
+        out[name], out[name + "_fixed"], out[name + "_random"] = [], [], []
+        for r in range(max(2, repeats - 2)):
+            per = {}
+            for random in (True, False):
+                _, idata, _, _ = sample(*models[random], tune if random else 0,
+                                        draws + (0 if random else tune), seed=r + 2)  # fmt: skip
+                per[random] = idata.posterior.attrs["sampling_time"] / (tune + draws)
+            out[name].append(per[True] / per[False])
+            out[name + "_fixed"].append(per[False])
+            out[name + "_random"].append(per[True])
+    return out
+
+
+def previous_headline(rev, quick, data_path, n_items):
+    """:func:`headline` for the package at git revision ``rev`` (a subprocess importing the old
+    packages first, then this file's functions)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    here = os.path.dirname(os.path.abspath(__file__))
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", root, "archive", rev, "pymc_partition", "arviz_regen"],
+                                 check=True, capture_output=True).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        code = f"""
+import sys, json, warnings, logging
+warnings.filterwarnings("ignore")
+sys.path.insert(0, {tmp!r}); sys.path.insert(1, {here!r})
+import pymc, pymc_partition, arviz_regen  # the old packages, before this file puts today's first
+logging.getLogger("pymc").setLevel(logging.ERROR)
+from bench_hierarchical import headline
+print(json.dumps(headline({quick!r}, {data_path!r}, {n_items!r})))
+"""
+        res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                             text=True, cwd=tmp)  # fmt: skip
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def report_headline(now, prev, rev):
+    """The three goals' figures: median [range] for this tree and, if measured, ``rev``."""
+
+    def fmt(v, unit):
+        v = np.asarray(v)
+        return f"{np.median(v):.3g}{unit} [{v.min():.3g}-{v.max():.3g}]"
+
+    rows = [("compound set-up, warm process (CPU s)", "setup_random", "s", "<= 0.3 s"),
+            ("  fixed hyperparameters, same model (CPU s)", "setup_fixed", "s", ""),
+            ("compound / fixed draw, 14 items (Arabidopsis)", "draw_14", "x", "<= 3x"),
+            ("compound / fixed draw, 2,000 items (mixture)", "draw_2000", "x", "<= 1.5x")]  # fmt: skip
+    print("\n== Headline (issue 27 item 2): median [range] over repeats, same run")
+    head = f"   {'':48s} {'this tree':>26s}"
+    if prev is not None:
+        head += f" {('previous ' + rev):>26s} {'now/prev':>9s}"
+    print(head + "   goal")
+    for label, key, unit, goal in rows:
+        line = f"   {label:48s} {fmt(now[key], unit):>26s}"
+        if prev is not None:
+            line += f" {fmt(prev[key], unit):>26s} {np.median(now[key]) / np.median(prev[key]):8.2f}x"
+        print(line + f"   {goal}")
+    for key in ("draw_14", "draw_2000"):
+        f, r = np.median(now[key + "_fixed"]), np.median(now[key + "_random"])
+        print(f"   {key}: fixed {f * 1e6:.0f} us, compound {r * 1e6:.0f} us per draw (this tree)")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls and draws (< 2 min)")
+    parser.add_argument("--summary", action="store_true", help="the headline figures only")
+    parser.add_argument("--previous", metavar="REV", default=None,
+                        help="also measure the headline for the package at this git revision")  # fmt: skip
     parser.add_argument("--data", default=None, help="path of arabidopsis_messerli2007.csv")
     parser.add_argument("--items", type=int, default=2000, help="items of the Gaussian mixture")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
-    for case in (arabidopsis_case(args.data), mixture_case(args.items)):
-        report(case, measure(case, args.quick))
+    data_path = arabidopsis_path(args.data)
+    data_path = str(data_path) if data_path is not None else None
+    prev = None
+    if args.previous:  # first, then this tree: interleaving whole runs keeps the load comparable
+        prev = previous_headline(args.previous, args.quick, data_path, args.items)
+    now = headline(args.quick, data_path, args.items)
+    report_headline(now, prev, args.previous)
+    if not args.summary:
+        for case in (arabidopsis_case(args.data), mixture_case(args.items)):
+            report(case, measure(case, args.quick))
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
 
 

@@ -327,11 +327,35 @@ class HyperparameterReader:
         used = set(ancestors(graphs))
         self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
         self.names = [v.name for v in self.inputs]
-        self._fn = compile_function(self.inputs, graphs, on_unused_input="ignore")
+        self._dtypes = [v.dtype for v in self.inputs]
+        # the graph's numbers (data, priors) as one more input: models of the same structure
+        # share the compiled function; its inputs come from PyMC's point, typed: no checks
+        self._compiled, self._consts = _shared_function(self.inputs, graphs)
+        self._call = self._dispatcher()
         # the values come from the graph (checked finite below): no need to validate them again,
         # unless the family derives quantities from them in its constructor
         self._validate = self.op.family._derived_from_params
         self._last = None
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_call", None)  # numba's dispatcher is process-local: taken again from the function
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._call = self._dispatcher()
+
+    def _dispatcher(self):
+        """numba's dispatcher of the function, without PyTensor's Python wrapper (tens of us a
+        call), when the function's inputs are exactly ours (no ``pm.Data`` read implicitly)."""
+        fn = self._compiled
+        jit_fn = getattr(fn.vm, "jit_fn", None)
+        return jit_fn if jit_fn is not None and len(fn.input_storage) == len(self.inputs) + 1 else fn
+
+    def _fn(self, *values):
+        """The compiled function at the inputs' ``values`` (arrays of their dtypes)."""
+        return self._call(*values, self._consts)
 
     def forget(self):
         """Forget the values last read: the next :meth:`read` returns the numbers."""
@@ -340,7 +364,7 @@ class HyperparameterReader:
     def read(self, point):
         """The :class:`~pymc_partition.spec.HyperparameterNumbers` at ``point``, or None if the
         hyperparameters did not change since the last call."""
-        values = [np.asarray(point[n]) for n in self.names]
+        values = [np.asarray(point[n], dtype=d) for n, d in zip(self.names, self._dtypes)]
         if self._last is not None and all(np.array_equal(a, b) for a, b in zip(values, self._last)):
             return None
         self._last = [v.copy() for v in values]
@@ -477,6 +501,9 @@ class HyperparameterBlock:
         The block's value variables, in the order of ``theta`` (raveled, concatenated).
     rest_names, rest_shapes : lists
         The other value variables the density reads (``rest``, raveled, concatenated).
+    rest_constants : ndarray
+        The numbers of the density's graph, read from the end of ``rest`` (so that models of the
+        same structure share its compiled code).
     density_jit : numba dispatcher or None
         ``density_jit(theta, rest, S, sizes)`` -> ``(0-d array,)`` (pytensor's numba backend);
         None when every coordinate is drawn by Escobar-West.
@@ -499,8 +526,11 @@ class HyperparameterBlock:
         return _ravel(point, self.names)
 
     def rest(self, point):
-        """The other variables' values the density reads, raveled into one float64 vector."""
-        return _ravel(point, self.rest_names)
+        """The density's ``rest`` input: the other variables' values it reads, raveled, then
+        :attr:`rest_constants`."""
+        if not self.rest_names:
+            return self.rest_constants
+        return np.concatenate([_ravel(point, self.rest_names), self.rest_constants])
 
     def item_stats_at(self, point):
         """The per-item statistics at ``point`` (they change with :attr:`stats_names` only)."""
@@ -564,7 +594,10 @@ def _escobar_west_row(model, rv, index, prior, other_uses):
     transform = model.rvs_to_transforms.get(rv)
     if transform is not None and type(transform).__name__ != "LogTransform":
         return None
-    shape, scale = (float(np.asarray(v)) for v in compile_function([], params, mode="FAST_COMPILE")())
+    if all(isinstance(p, Constant) for p in params):  # the usual case: read them, compile nothing
+        shape, scale = (float(np.asarray(p.data)) for p in params)
+    else:
+        shape, scale = (float(np.asarray(v)) for v in compile_function([], params, mode="FAST_COMPILE")())
     return (index, shape, 1.0 / scale, 1.0 if transform is not None else 0.0)
 
 
@@ -624,10 +657,10 @@ def hyperparameter_block(model, vars, point):
     sizes = pt.lvector("sizes")
     parts, own = [], {}
     skip = {prv, *terms}
-    for v in model.free_RVs + model.observed_RVs + list(model.potentials):
-        if v in skip:
-            continue
-        lp = model.logp(vars=[v], sum=True)
+    others = [v for v in model.free_RVs + model.observed_RVs + list(model.potentials) if v not in skip]
+    terms_lp = _logp_terms(model, others)
+    for v, lp in zip(others, terms_lp):
+        lp = pt.sum(lp)
         used = uses(lp)
         if used:
             parts.append((lp, used))
@@ -679,10 +712,14 @@ def hyperparameter_block(model, vars, point):
     out.stats_names = [v.name for v in stats_inputs]
     stats_all = pt.concatenate([pt.as_tensor_variable(g) for g in stats_graphs], axis=1)
     out._stats_fn = compile_function(stats_inputs, stats_all, mode="FAST_COMPILE") if stats_inputs else None
-    out.item_stats = out.item_stats_at(point) if stats_inputs else np.ascontiguousarray(
-        compile_function([], stats_all, mode="FAST_COMPILE")(), dtype=np.float64)
+    if stats_inputs:
+        out.item_stats = out.item_stats_at(point)
+    elif all(isinstance(g, Constant) for g in stats_graphs):  # constants: nothing to compile
+        out.item_stats = np.ascontiguousarray(np.concatenate([np.asarray(g.data) for g in stats_graphs], axis=1), dtype=np.float64)
+    else:
+        out.item_stats = np.ascontiguousarray(compile_function([], stats_all, mode="FAST_COMPILE")(), dtype=np.float64)
     out.density_jit = None
-    out.rest_names, out.rest_shapes = [], []
+    out.rest_names, out.rest_shapes, out.rest_constants = [], [], np.zeros(0)
     if out.slice_index:
         # terms of the Escobar-West coordinates alone are constant for the slice updates
         sliced = {v for v, shape, start in zip(vars, out.shapes, np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes]))
@@ -698,11 +735,169 @@ def hyperparameter_block(model, vars, point):
         for shared in [a for a in graph_inputs([total]) if isinstance(a, SharedVariable)]:
             replace[shared] = pt.constant(shared.get_value(), dtype=shared.dtype)
         total = graph_replace(pt.cast(total, "float64"), replace, strict=False)
-        with generated_source_dir():
-            fn = pymc_compile([theta, rest, S, sizes], total, mode=numba_mode(),
-                              on_unused_input="ignore")  # fmt: skip
-        if len(fn.input_storage) != 4:  # pragma: no cover - shared variables were replaced
-            raise RuntimeError("The hyperparameters' density kept shared inputs.")
+        # the numbers in the graph (the data's, the priors') read from the end of `rest`: models
+        # of the same structure share one compiled density (a warm process compiles nothing)
+        total, rest, out.rest_constants = _hoist_constants(total, rest, sum(int(np.prod(sh)) for sh in out.rest_shapes))
+        key = _structure_key([theta, rest, S, sizes], [total])
+        fn = _DENSITIES.get(key) if key is not None else None
+        if fn is None:
+            with generated_source_dir():
+                fn = pymc_compile([theta, rest, S, sizes], total, mode=numba_mode(),
+                                  on_unused_input="ignore")  # fmt: skip
+            if len(fn.input_storage) != 4:  # pragma: no cover - shared variables were replaced
+                raise RuntimeError("The hyperparameters' density kept shared inputs.")
+            if key is not None:
+                _DENSITIES.put(key, fn)
         out.density_jit = fn.vm.jit_fn
         out.density_function = fn
     return out
+
+
+def _logp_terms(model, vars):
+    """``model.logp(vars=vars, sum=False)`` (PyMC's Jacobians included), built from ``vars``
+    alone when their graphs involve no other random variable: ``model.logp`` rewrites the whole
+    model's graph, partition and likelihood included, at every call (0.1-0.3 s)."""
+    from pymc.logprob.basic import transformed_conditional_logp
+
+    if not vars:
+        return []
+    rvs = [v for v in vars if v not in set(model.potentials)]
+    pots = [v for v in vars if v in set(model.potentials)]
+    basic = set(model.basic_RVs)
+    if {a for a in ancestors(rvs) if a in basic} - set(rvs):
+        return model.logp(vars=vars, sum=False)
+    rv_lp = transformed_conditional_logp(
+        rvs=rvs, rvs_to_values={v: model.rvs_to_values[v] for v in rvs},
+        rvs_to_transforms={v: model.rvs_to_transforms.get(v) for v in rvs}, jacobian=True,
+    ) if rvs else []  # fmt: skip
+    by_var = dict(zip(rvs, rv_lp))
+    by_var.update(zip(pots, model.replace_rvs_by_values(pots)))
+    return [by_var[v] for v in vars]
+
+
+class _LRU:
+    """A small least-recently-used cache (compiled densities by graph structure)."""
+
+    def __init__(self, size):
+        from collections import OrderedDict
+
+        self.size, self._d = size, OrderedDict()
+
+    def get(self, key):
+        hit = self._d.get(key)
+        if hit is not None:
+            self._d.move_to_end(key)
+        return hit
+
+    def put(self, key, value):
+        self._d[key] = value
+        self._d.move_to_end(key)
+        while len(self._d) > self.size:
+            self._d.popitem(last=False)
+
+
+_DENSITIES = _LRU(32)
+
+
+def _hoist_constants(graph, rest, n_rest):
+    """``graph`` (a variable or a list) with its floating-point constants read from a longer
+    ``rest`` vector.
+
+    Returns ``(graph, rest, values)``: the new graph (or list), its new ``rest`` input (the old one's
+    ``n_rest`` entries first, then each constant raveled) and the constants' values (float64),
+    to append to the old ``rest``. Integer constants (indices, shapes) stay in the graph, and so
+    do small integers and halves (0, 1, 2, 0.5, ...) and non-finite numbers, which PyTensor's
+    stabilising rewrites match (``log(1 + x)`` to ``log1p(x)``, ...).
+    """
+    from pytensor.graph.replace import graph_replace
+    from pytensor.graph.traversal import graph_inputs
+
+    def hoisted(c):
+        if not isinstance(c, Constant) or not str(c.dtype).startswith("float"):
+            return False
+        data = np.asarray(c.data, dtype=np.float64)
+        finite = data[np.isfinite(data)]
+        return data.size > 0 and not np.all((2 * finite == np.round(2 * finite)) & (np.abs(finite) <= 4))
+
+    graphs = _fold_constants(list(graph) if isinstance(graph, list | tuple) else [graph])
+    consts = list(dict.fromkeys(c for c in graph_inputs(graphs) if hoisted(c)))
+    if not consts:
+        return graph, rest, np.zeros(0)
+    new_rest = pt.dvector("rest")
+    replace, values, start = {rest: new_rest[:n_rest]}, [], n_rest
+    for c in consts:
+        data = np.asarray(c.data, dtype=np.float64)
+        if data.ndim == 0:
+            piece = new_rest[start]
+        else:
+            piece = pt.specify_shape(new_rest[start : start + data.size].reshape(data.shape), data.shape)
+        replace[c] = pt.cast(piece, c.dtype)
+        values.append(data.ravel())
+        start += data.size
+    out = graph_replace(graphs, replace, strict=False)
+    return (out if isinstance(graph, list | tuple) else out[0]), new_rest, np.concatenate(values)
+
+
+_FUNCTIONS = _LRU(32)
+
+
+def _shared_function(inputs, outputs):
+    """``(fn, consts)``: ``fn(*inputs, consts)`` computes ``outputs`` (compiled with
+    :func:`compile_function`, inputs trusted: give arrays of the inputs' dtypes), their
+    floating-point constants read from the vector ``consts`` (:func:`_hoist_constants`); one
+    compiled function per graph structure in a process."""
+    outputs, consts_in, consts = _hoist_constants(list(outputs), pt.dvector("consts"), 0)
+    key = _structure_key(list(inputs) + [consts_in], outputs)
+    fn = _FUNCTIONS.get(key) if key is not None else None
+    if fn is None:
+        fn = compile_function(list(inputs) + [consts_in], outputs, on_unused_input="ignore")
+        fn.trust_input = True
+        if key is not None:
+            _FUNCTIONS.put(key, fn)
+    return fn, consts
+
+
+def _fold_constants(graphs):
+    """``graphs`` with every subgraph of constants alone computed (PyTensor's constant folding):
+    what reads only the data is then one constant, read per call rather than recomputed."""
+    from pytensor.graph.fg import FunctionGraph
+    from pytensor.tensor.rewriting.basic import topo_constant_folding
+
+    from pytensor.graph.replace import graph_replace
+    from pytensor.graph.traversal import graph_inputs
+
+    if all(isinstance(g, Constant) for g in graphs):
+        return graphs
+    inputs = [v for v in graph_inputs(graphs) if not isinstance(v, Constant)]
+    fg = FunctionGraph(inputs, graphs, clone=True)  # a copy: the model's graph is left alone
+    topo_constant_folding.rewrite(fg)
+    return graph_replace(list(fg.outputs), dict(zip(fg.inputs, inputs)), strict=False)
+
+
+def _structure_key(inputs, outputs):
+    """A hashable key equal for graphs that compute the same function of ``inputs`` (the same
+    ops on the same inputs and integer constants), or None if an op cannot be hashed."""
+    from pytensor.graph.traversal import io_toposort
+
+    index = {v: ("in", i, v.type) for i, v in enumerate(inputs)}
+    key = []
+    try:
+        for n, node in enumerate(io_toposort(inputs, outputs)):
+            args = []
+            for v in node.inputs:
+                if v in index:
+                    args.append(index[v])
+                elif isinstance(v, Constant):
+                    data = np.asarray(v.data)
+                    args.append(("const", v.type, data.dtype.str, data.shape, data.tobytes()))
+                else:  # pragma: no cover - a free input that is not one of `inputs`
+                    return None
+            key.append((node.op, tuple(args)))
+            for k, o in enumerate(node.outputs):
+                index[o] = ("out", n, k)
+        key.append(tuple(index[o] for o in outputs))
+        key = tuple(key)
+        hash(key)
+    except (TypeError, KeyError):
+        return None
+    return key

@@ -227,6 +227,11 @@ class CompiledDensity:
 
 def compile_density(jit_fn):
     """The numba dispatcher ``jit_fn(theta, rest, S, sizes) -> (0-d array,)`` (pytensor's numba
-    backend, inputs in that order) as a :class:`CompiledDensity` the kernels call."""
-    with quiet_compile():
-        return CompiledDensity(jit_fn)
+    backend, inputs in that order) as a :class:`CompiledDensity` the kernels call; compiled once
+    per dispatcher in a process (the cache keeps the dispatcher alive, so its id stays its own)."""
+
+    def build():
+        with quiet_compile():
+            return CompiledDensity(jit_fn)
+
+    return _cached(("density", id(jit_fn)), build)

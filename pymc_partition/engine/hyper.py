@@ -7,7 +7,8 @@ call (:func:`.kernels.hyper.run_hyper_update`)::
 
     kernel = HyperparameterKernel(density, item_stats, n_theta=2, slice_index=[1],
                                   escobar_west=[(0, 2.0, 1.0, True)])
-    theta, lp, n_evals = kernel.step(labels, theta, rest, seed, tune=False)
+    rng = rng_state(seed)                   # the generator state, advanced by each step
+    theta, lp, n_evals = kernel.step(labels, theta, rest, rng, tune=False)
 
 The PyMC adapter (:class:`pymc_partition.step_methods.PartitionHyperparameters`) maps a point to
 ``theta`` and ``rest`` and back; tests drive the kernel directly.
@@ -17,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels.hyper import EW_COLUMNS, run_hyper_update
+from .kernels.hyper import EW_COLUMNS, HyperModel, HyperState, run_hyper_update
+from .kernels.rng import rng_state
 from .kernels.step import compiled_entry
 
 __all__ = ["HyperparameterKernel"]
@@ -71,12 +73,13 @@ class HyperparameterKernel:
         """Take the (compiled, process-local) log density, e.g. again after unpickling."""
         self.density = density
         self._addr = density.addresses if density is not None else np.zeros(2, np.int64)
+        self._model = HyperModel(self.item_stats, self._addr, self.slice_index, self.ew, MAX_STEPS)
         self._entry = None
 
     def __getstate__(self):
         state = self.__dict__.copy()
         # compiled code and addresses are process-local: the owner gives them again (set_density)
-        for key in ("density", "_addr", "_entry"):
+        for key in ("density", "_addr", "_model", "_entry"):
             state.pop(key, None)
         return state
 
@@ -93,7 +96,7 @@ class HyperparameterKernel:
         """Take new per-item statistics (same shape), in place."""
         self.item_stats[:] = item_stats
 
-    def step(self, labels, theta, rest, seed, tune=False):
+    def step(self, labels, theta, rest, rng, tune=False):
         """One update of ``theta`` given canonical ``labels``.
 
         Parameters
@@ -104,8 +107,9 @@ class HyperparameterKernel:
             Current values; updated in place (and returned).
         rest : ndarray of float64
             The other variables the density reads.
-        seed : int
-            32-bit seed of numba's generator for this update.
+        rng : ndarray of uint64 (4,), int or numpy.random.Generator
+            The generator state (:func:`~.kernels.rng.rng_state`), advanced in place; an integer
+            or a Generator seeds a fresh state for this update alone.
         tune : bool
             Adapt the slice widths.
 
@@ -116,8 +120,10 @@ class HyperparameterKernel:
         """
         if self.slice_index.size and self.density is None:
             raise RuntimeError("The kernel has no log density (unpickled?): call set_density first.")
-        args = (int(seed), labels, self.item_stats, self._addr, theta, rest, self.slice_index,
-                self.widths, self.ew, bool(tune), self.move_sums, self.move_counts, MAX_STEPS)  # fmt: skip
+        if not (type(rng) is np.ndarray and rng.dtype == np.uint64 and rng.shape == (4,)):
+            rng = rng_state(rng)
+        state = HyperState(theta, rest, self.widths, self.move_sums, self.move_counts)
+        args = (rng, labels, self._model, state, bool(tune))
         if self._entry is None:
             from ..predictive._types import quiet_compile
 

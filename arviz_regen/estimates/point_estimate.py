@@ -156,7 +156,9 @@ def point_estimate(
         loss is slightly optimistic), ``n_clusters``, ``cluster_size`` (``cluster``) and
         ``draw_loss`` (``chain``, ``draw``: the loss against each draw). ``attrs``: the loss
         and its cost ``a``, the method and search settings, runs that reached the best loss
-        (``runs_at_best``; many: a stable optimum), seconds spent.
+        (``runs_at_best``; many: a stable optimum), the draws the runs searched on
+        (``search_draws``: long chains are thinned for the runs, their best estimates then scored
+        and sweetened on all draws, ``polish_moves`` items moving there), seconds spent.
 
     Examples
     --------
@@ -225,6 +227,8 @@ def point_estimate(
             "runs_at_best": int(np.sum(res.run_losses <= best + 1e-9 * (1.0 + abs(best)))),
             "total_scans": int(res.n_scans.sum()),
             "zealous_accepts": int(res.zealous_accepts.sum()),
+            "search_draws": int(res.search_draws),
+            "polish_moves": int(res.polish_moves),
         }
     seconds = time.perf_counter() - t0
     state_loss = draw_losses(pdraws, labels, spec)

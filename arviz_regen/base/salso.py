@@ -39,7 +39,7 @@ from .lazy_jit import lazy_njit
 from .partition_loss import Loss, parse_loss
 from .state import canonicalize
 
-__all__ = ["SalsoResult", "salso_search", "SEARCH_DEFAULTS", "INITS"]
+__all__ = ["SalsoResult", "salso_search", "thin_chains", "SEARCH_DEFAULTS", "SEARCH_CELLS", "SEARCH_VISITS", "INITS"]
 
 #: default search settings: those of the R package salso, with a bound on the scans, and a
 #: quarter of the runs started from posterior draws
@@ -246,11 +246,11 @@ def _route_data(tracks=None, psm=None, S=None):
 
 
 @lazy_njit(cache=True)
-def _shuffle(x, m):
-    """Shuffle x[:m] in place as numpy's legacy ``shuffle`` does (the same random numbers)."""
+def _shuffle(x, m, rng):
+    """Shuffle x[:m] in place (Fisher-Yates) with the generator ``rng``."""
     i = m - 1
     while i > 0:
-        j = np.random.randint(0, i + 1)
+        j = rng.integers(0, i + 1)
         tmp = x[i]
         x[i] = x[j]
         x[j] = tmp
@@ -269,18 +269,64 @@ def _take_label(lab, size, c, last):
     return last
 
 
+class RunBuffers(NamedTuple):
+    """Working arrays of one SALSO run (:func:`_run`), reused across runs.
+
+    ``lab`` (n,) labels (−1: unallocated); ``size`` (room for the clusters,) cluster sizes;
+    ``acc`` (room + 1,) scores; ``imap`` (n + room + 1,) label maps; ``work`` int64 (4, n)
+    scratch (orders, pending items, representatives, a saved partition).
+    """
+
+    lab: np.ndarray
+    size: np.ndarray
+    acc: np.ndarray
+    imap: np.ndarray
+    work: np.ndarray
+
+
+class RunSettings(NamedTuple):
+    """What a SALSO run (:func:`_run`) needs besides its buffers and start.
+
+    ``route``/``d``: what :func:`_op` takes; ``G`` the table G(m) = F(m + 1) − F(m); ``a``,
+    ``scale``, ``truth_term`` the loss (:mod:`arviz_regen.base.partition_loss`); ``kcap`` the
+    most clusters; ``k_random`` the clusters of random starts; ``max_scans``, ``max_zealous``.
+    """
+
+    route: int
+    d: tuple
+    G: np.ndarray
+    a: float
+    scale: float
+    truth_term: float
+    kcap: int
+    k_random: int
+    max_scans: int
+    max_zealous: int
+
+
+class RunStats(NamedTuple):
+    """What one run returns: its ``loss``, ``scans``, zealous ``attempts`` and ``accepts``; ``ok``
+    0 when it needed more clusters than its buffers hold (rerun with more: same generator state,
+    same path)."""
+
+    loss: float
+    scans: int
+    attempts: int
+    accepts: int
+    ok: int
+
+
 @lazy_njit(cache=True)
-def _run(route, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_random, init, start, seed, max_scans, max_zealous):
-    """One SALSO run; returns (loss, scans, zealous attempts, zealous accepts, ok).
+def _run(buf, cfg, init, start, rng):
+    """One SALSO run (:class:`RunBuffers` ``buf``, :class:`RunSettings` ``cfg``): a :class:`RunStats`.
 
     init 0: sequential allocation of the items in random order; 1: uniformly random labels over
-    ``k_random`` clusters; else: the labels ``start``. ok = 0: the run needed more clusters than
-    ``size`` has room for (rerun it with more: with the same seed it follows the same path).
-    ``route`` and ``d``: what :func:`_op` takes (the psm or the track route and its arrays);
-    ``work``: int64 (4, n) scratch. The random numbers are those of numpy's legacy generator
-    seeded with ``seed``, drawn in the order of the published algorithm.
+    ``k_random`` clusters; else: the labels ``start``. The random numbers come from the
+    ``numpy.random.Generator`` ``rng``, drawn in the order of the published algorithm.
     """
-    np.random.seed(seed)
+    lab, size, acc, imap, work = buf.lab, buf.size, buf.acc, buf.imap, buf.work
+    route, d, G, a, scale, truth_term = cfg.route, cfg.d, cfg.G, cfg.a, cfg.scale, cfg.truth_term
+    kcap, k_random, max_scans, max_zealous = cfg.kcap, cfg.k_random, cfg.max_scans, cfg.max_zealous
     # typed values, not literals: a literal argument would compile the route function again
     W0, W1, W2, W3 = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
     W4, W5, W6, W7 = np.int64(4), np.int64(5), np.int64(6), np.int64(7)
@@ -316,14 +362,14 @@ def _run(route, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_
                 n_pend = n
             else:
                 for j in range(n):
-                    order[j] = np.random.randint(0, k_random) if init == 1 else start[j]
+                    order[j] = rng.integers(0, k_random) if init == 1 else start[j]
                 for k in range(n):
                     imap[k] = -1
                 for j in range(n):  # clusters numbered by first appearance
                     if imap[order[j]] < 0:
                         imap[order[j]] = K
                         if K == k_alloc:
-                            return 0.0, 0, 0, 0, 0
+                            return RunStats(0.0, 0, 0, 0, 0)
                         K += 1
                     k = imap[order[j]]
                     _op(route, W1, d, lab, size, acc, imap, j, NONE, k, K, a, scale, truth_term)
@@ -357,7 +403,7 @@ def _run(route, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_
             K = _take_label(lab, size, c, K - 1)
         # shuffled for a zealous update; in random order at the start
         if attempt >= 0 or init == 0:
-            _shuffle(pend, n_pend)
+            _shuffle(pend, n_pend, rng)
         for q in range(n_pend):  # sequential allocation
             i = pend[q]
             _op(route, W0, d, lab, size, acc, imap, i, NONE, NONE, K, a, scale, truth_term)
@@ -371,7 +417,7 @@ def _run(route, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_
             if K < kcap and new_k < best_s:
                 best = K
             if best >= k_alloc:
-                return 0.0, 0, 0, 0, 0
+                return RunStats(0.0, 0, 0, 0, 0)
             _op(route, W1, d, lab, size, acc, imap, i, NONE, best, K, a, scale, truth_term)
             lab[i] = best
             size[best] += 1
@@ -382,7 +428,7 @@ def _run(route, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_
             scans += 1
             for j in range(n):
                 order[j] = j
-            _shuffle(order, n)
+            _shuffle(order, n, rng)
             changed = False
             for q in range(n):
                 i = order[q]
@@ -406,7 +452,7 @@ def _run(route, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_
                 if best != c and best_s >= acc[c] - 1e-10 * (1.0 + abs(acc[c])):
                     best = c
                 if best >= k_alloc:
-                    return 0.0, 0, 0, 0, 0
+                    return RunStats(0.0, 0, 0, 0, 0)
                 if best != c:
                     _op(route, W1, d, lab, size, acc, imap, i, c, best, K, a, scale, truth_term)
                     changed = True
@@ -427,7 +473,7 @@ def _run(route, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_
             # zealous updates: one representative item per cluster, clusters in random order
             for j in range(n):
                 order[j] = j
-            _shuffle(order, n)
+            _shuffle(order, n, rng)
             for k in range(k_alloc):
                 imap[k] = 0
             for q in range(n):
@@ -454,16 +500,19 @@ def _run(route, d, lab, size, acc, imap, work, G, a, scale, truth_term, kcap, k_
             _op(route, W6, d, lab, size, acc, imap, ZERO, K, NONE, K_saved, a, scale, truth_term)
             K = K_saved
         attempt += 1
-    return loss, n_scans, attempts, accepts, 1
+    return RunStats(loss, n_scans, attempts, accepts, 1)
 
 
 class SalsoResult(NamedTuple):
     """Result of :func:`salso_search`.
 
-    ``labels`` (canonical) and ``expected_loss`` of the best run; ``run_losses`` the loss of
-    each run; ``n_scans``, ``zealous_attempts``, ``zealous_accepts``, ``init`` per run (an
-    index into :data:`INITS`: sequential allocation, random labels, a posterior draw, a given
-    start); ``max_clusters`` the cap used; ``route`` "draws" or "psm".
+    ``labels`` (canonical) and ``expected_loss`` (over all draws) of the estimate; ``run_losses``
+    the loss of each run (over the draws searched on: see ``search_draws``); ``n_scans``,
+    ``zealous_attempts``, ``zealous_accepts``, ``init`` per run (an index into :data:`INITS`:
+    sequential allocation, random labels, a posterior draw, a given start); ``max_clusters`` the
+    cap used; ``route`` "draws" or "psm"; ``search_draws`` the draws (visits) the runs searched
+    on (fewer than all when thinned) and ``polish_moves`` the items the final sweetening on all
+    draws moved (0 without thinning).
     """
 
     labels: np.ndarray
@@ -475,6 +524,8 @@ class SalsoResult(NamedTuple):
     init: np.ndarray
     max_clusters: int
     route: str
+    search_draws: int = 0
+    polish_moves: int = 0
 
 
 def _tables(spec, n):
@@ -547,6 +598,87 @@ class _TrackRoute:
         return self.data
 
 
+#: label cells (visits × items) the SALSO runs search on: beyond, the chains are thinned for the
+#: runs, and the best of their estimates is sweetened on all draws (see :func:`salso_search`)
+SEARCH_CELLS = 1 << 22
+
+#: visits the SALSO runs search on at most, whatever the items (few items moving often cost
+#: about as much per visit as many items moving rarely)
+SEARCH_VISITS = 2000
+
+#: distinct run results scored on all draws when the runs searched on thinned chains
+N_FINALISTS = 3
+
+
+def thin_chains(index, n_items, weights=None, cells=None, visits=None):
+    """The states visited by the chains thinned to at most ``cells`` label cells and ``visits``
+    visits (defaults :data:`SEARCH_CELLS`, :data:`SEARCH_VISITS`), or None.
+
+    ``index`` (chains, draws) the state of each visit; every ``step``-th visit of each chain is
+    kept (deterministic: the same seed searches the same draws). Returns (states, weights,
+    sub_index): the kept states (indices into the distinct states), their weights (each state's
+    weight split equally among its visits, summed over the kept visits, normalised) and the
+    thinned chains as rows of the kept states; None when nothing needs thinning.
+    """
+    cells = SEARCH_CELLS if cells is None else cells
+    visits = SEARCH_VISITS if visits is None else visits
+    index = np.atleast_2d(np.asarray(index, dtype=np.int64))
+    step = max(-(-index.size * max(1, n_items) // max(1, cells)), -(-index.size // max(1, visits)))
+    if step <= 1:
+        return None
+    sub = index[:, step // 2 :: step]
+    states, inv = np.unique(sub, return_inverse=True)
+    inv = inv.reshape(sub.shape)
+    kept = np.bincount(inv.ravel(), minlength=states.size).astype(float)
+    if weights is not None:  # each state's weight per visit, times its kept visits
+        kept *= np.asarray(weights, dtype=float)[states] / np.bincount(index.ravel())[states]
+    return states, kept / kept.sum(), inv
+
+
+class _Search:
+    """One set of draws (or a co-clustering matrix) prepared for :func:`_run`: buffers grown on demand."""
+
+    def __init__(self, spec, draws=None, weights=None, index=None, psm=None, kcap=None):
+        self.spec = spec
+        if psm is not None:
+            self.n = n = psm.shape[0]
+            _, self.G = _tables(Loss("binder", 1.0), n)
+            self.scale, self.route, self.psm = 0.5, _PSM, psm
+            self.truth_term = float(np.triu(psm, 1).sum())  # Σ_{i<j} ρ_ij
+            self.k_random = int(round(np.sqrt(n)))
+        else:
+            T, self.n = draws.shape
+            self.draws, self.w = draws, weights
+            self.tracks = _TrackRoute(draws, weights, index, spec)
+            self.G, self.scale, self.route = self.tracks.G, spec.scale(self.n), _TRACKS
+            self.truth_term = _truth_term(draws, weights, self.tracks.F)
+            self.k_random = int((draws.max(axis=1) + 1).max())
+        self.kcap = max(1, min(self.n if kcap is None else int(kcap), self.n))
+        self.k_random = max(1, min(self.kcap, self.k_random))
+        self.k_alloc = min(self.kcap, max(2 * self.k_random, 8))
+        self.buf = self.cfg = None
+
+    def run(self, init, start, seed, max_scans, max_zealous):
+        """One run from its own generator; more cluster columns and a rerun when it runs out."""
+        n = self.n
+        while True:
+            if self.buf is None or self.buf.size.shape[0] < self.k_alloc:
+                k = self.k_alloc
+                if self.route == _PSM:
+                    d = _route_data(psm=self.psm, S=np.zeros((2, n, k)))
+                else:
+                    d = _route_data(tracks=self.tracks.resize(k))
+                self.buf = RunBuffers(np.full(n, -1, dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(k + 1),
+                                      np.zeros(n + k + 1, dtype=np.int64), np.empty((4, n), dtype=np.int64))  # fmt: skip
+                self.cfg = RunSettings(self.route, d, self.G, float(self.spec.a),
+                                       float(self.scale), float(self.truth_term), self.kcap, self.k_random, 0, 0)  # fmt: skip
+            cfg = self.cfg._replace(max_scans=int(max_scans), max_zealous=int(max_zealous))
+            out = _run(self.buf, cfg, init, np.ascontiguousarray(start, dtype=np.int64), np.random.default_rng(seed))
+            if out.ok:
+                return out, self.buf.lab.copy()
+            self.k_alloc = min(self.kcap, 2 * self.k_alloc)
+
+
 def salso_search(
     draws=None,
     weights=None,
@@ -562,6 +694,8 @@ def salso_search(
     prob_draw=SEARCH_DEFAULTS["prob_draw"],
     starts=None,
     seed=None,
+    search_cells=None,
+    search_visits=None,
 ):
     """SALSO search minimising the expected loss over the draws (or a co-clustering matrix).
 
@@ -579,7 +713,12 @@ def salso_search(
     index : numpy.ndarray of int, shape (n_chain, n_draw), optional
         The chains as rows of ``draws`` (each state's weight then split equally among its
         visits): the clusters are followed along the chains, so scoring costs O(moves) instead
-        of O(draws) (see the module docstring). The result does not depend on it.
+        of O(draws) (see the module docstring). When the visits exceed ``search_visits`` or
+        the visits times the items ``search_cells``, the runs search on the chains thinned to that size
+        (:func:`thin_chains`); the best distinct estimates of the runs are then scored on all
+        draws and the best is sweetened on all draws (single-item moves until none lowers the
+        expected loss over all draws), so the result is a local optimum of the exact expected
+        loss, reported exactly.
     max_clusters : int, optional
         Largest number of clusters of the estimate; default no limit.
     n_runs, max_zealous, max_scans
@@ -594,6 +733,10 @@ def salso_search(
     starts : numpy.ndarray of int, shape (m, n), optional
         Extra runs starting from these label vectors (then sweetened and zealously updated).
     seed : int or numpy.random.Generator, optional
+        Each run draws its random numbers from its own generator, seeded from this one.
+    search_cells, search_visits : int, optional
+        Label cells and visits the runs search on at most (defaults :data:`SEARCH_CELLS`,
+        :data:`SEARCH_VISITS`); see ``index``.
 
     Returns
     -------
@@ -601,31 +744,31 @@ def salso_search(
     """
     spec = parse_loss(loss)
     rng = np.random.default_rng(seed)
+    full = None
+    search_draws = 0
     if psm is not None:
         if spec.name != "binder":
             raise ValueError("A co-clustering matrix (`psm`) determines the Binder loss only, not VI.")
         psm = np.ascontiguousarray(psm, dtype=float)
-        n = psm.shape[0]
-        kcap = n if max_clusters is None else int(max_clusters)
-        _, G = _tables(Loss("binder", 1.0), n)
-        scale = 0.5
-        truth_term = float(np.triu(psm, 1).sum())  # Σ_{i<j} ρ_ij
-        k_random = int(round(np.sqrt(n)))
-        route = "psm"
-        w = None
+        search = _Search(spec, psm=psm, kcap=max_clusters)
+        n, route, w = search.n, "psm", None
     else:
         draws = np.ascontiguousarray(draws, dtype=np.int64)
         T, n = draws.shape
         w = np.full(T, 1.0 / T) if weights is None else np.asarray(weights, dtype=float)
         w = np.ascontiguousarray(w / w.sum())
-        tracks = _TrackRoute(draws, w, index, spec)
-        G, scale = tracks.G, spec.scale(n)
-        truth_term = _truth_term(draws, w, tracks.F)
-        kcap = n if max_clusters is None else int(max_clusters)
-        k_random = int((draws.max(axis=1) + 1).max())
         route = "draws"
-    kcap = max(1, min(kcap, n))
-    k_random = max(1, min(kcap, k_random))
+        thin = None if index is None else thin_chains(index, n, w, search_cells, search_visits)
+        if thin is None:
+            search = _Search(spec, draws, w, index, kcap=max_clusters)
+            search_draws = T if index is None else int(np.asarray(index).size)
+        else:
+            states, w_sub, sub_index = thin
+            sub = np.ascontiguousarray(draws[states])
+            search = _Search(spec, sub, w_sub, sub_index, kcap=max_clusters)
+            search_draws = int(sub_index.size)
+            full = (draws, w, index)
+    kcap = search.kcap
     start_rows = [] if starts is None else list(np.atleast_2d(np.asarray(starts, dtype=np.int64)))
     for s in start_rows:
         if s.shape != (n,):
@@ -633,7 +776,7 @@ def salso_search(
     n_total = int(n_runs) + len(start_rows)
     if n_total < 1:
         raise ValueError("`n_runs` must be positive (or give `starts`).")
-    seeds = rng.integers(0, 2**31 - 1, size=n_total)
+    seeds = rng.integers(0, 2**63 - 1, size=n_total)
     no_start = np.zeros(max(n, 1), dtype=np.int64)
     p_draw = float(prob_draw) if route == "draws" else 0.0
     if not (0.0 <= float(prob_sequential) <= 1.0 and 0.0 <= p_draw and float(prob_sequential) + p_draw <= 1.0 + 1e-12):
@@ -641,13 +784,8 @@ def salso_search(
             f"`prob_sequential` ({prob_sequential!r}) and `prob_draw` ({prob_draw!r}) must be "
             "probabilities summing to at most 1."
         )
-    # cluster columns grow on demand: a run that runs out is rerun (same seed, same path)
-    k_alloc = min(kcap, max(2 * k_random, 8))
-    lab = np.full(n, -1, dtype=np.int64)
-    work = np.empty((4, n), dtype=np.int64)
-    size = acc = imap = d = None
-    best_loss, best_labels = np.inf, None
     stats = np.zeros((n_total, 5))
+    results = []
     for r in range(n_total):
         start = no_start
         if r < len(start_rows):
@@ -657,28 +795,15 @@ def salso_search(
             u = rng.random()
             init = 0 if u < prob_sequential else 2 if u < prob_sequential + p_draw else 1
             if init == 2:
-                start = np.minimum(draws[rng.choice(draws.shape[0], p=w)], kcap - 1)
-        start = np.ascontiguousarray(start, dtype=np.int64)
-        while True:
-            if size is None or size.shape[0] < k_alloc:
-                size = np.zeros(k_alloc, dtype=np.int64)
-                acc = np.zeros(k_alloc + 1)
-                imap = np.zeros(n + k_alloc + 1, dtype=np.int64)
-                if route == "psm":
-                    d = _route_data(psm=psm, S=np.zeros((2, n, k_alloc)))
-                else:
-                    d = _route_data(tracks=tracks.resize(k_alloc))
-            out = _run(
-                _PSM if route == "psm" else _TRACKS, d, lab, size, acc, imap, work, G, float(spec.a), float(scale), truth_term, kcap,
-                k_random, init, start, int(seeds[r]), int(max_scans), int(max_zealous),
-            )  # fmt: skip
-            if out[4]:
-                break
-            k_alloc = min(kcap, 2 * k_alloc)
-        out = out[:4] + (init,)
-        stats[r] = out
-        if out[0] < best_loss:
-            best_loss, best_labels = out[0], lab.copy()
+                start = np.minimum(search.draws[rng.choice(search.draws.shape[0], p=search.w)], kcap - 1)
+        out, labels = search.run(init, start, int(seeds[r]), max_scans, max_zealous)
+        stats[r] = (out.loss, out.scans, out.attempts, out.accepts, init)
+        results.append(labels)
+    order = np.argsort(stats[:, 0], kind="stable")
+    best_labels, best_loss, polish_moves = results[order[0]], float(stats[order[0], 0]), 0
+    if full is not None:
+        best_labels, best_loss, polish_moves = _finish(full, spec, kcap, [results[r] for r in order], max_scans,
+                                                       int(rng.integers(0, 2**63 - 1)))  # fmt: skip
     return SalsoResult(
         labels=canonicalize(best_labels),
         expected_loss=float(best_loss),
@@ -689,4 +814,27 @@ def salso_search(
         init=stats[:, 4].astype(np.int64),
         max_clusters=kcap,
         route=route,
+        search_draws=search_draws,
+        polish_moves=int(polish_moves),
     )
+
+
+def _finish(full, spec, kcap, ranked, max_scans, seed):
+    """The runs searched on thinned chains: their best distinct estimates scored on all draws, the
+    best sweetened on all draws (no zealous updates: single-item moves from a near-optimum are few)."""
+    from .partition_loss import mean_loss
+
+    draws, w, index = full
+    finalists = []
+    for lab in ranked:
+        lab = canonicalize(lab)
+        if not any(np.array_equal(lab, f) for f in finalists):
+            finalists.append(lab)
+        if len(finalists) == N_FINALISTS:
+            break
+    exact = mean_loss(np.stack(finalists), draws, w, spec)
+    best = finalists[int(np.argmin(exact))]
+    search = _Search(spec, draws, w, index, kcap=kcap)
+    search.k_alloc = min(search.kcap, max(search.k_alloc, 2 * (int(best.max()) + 1)))
+    out, labels = search.run(3, best, seed, max_scans, 0)
+    return labels, out.loss, int(np.count_nonzero(canonicalize(labels) != best))

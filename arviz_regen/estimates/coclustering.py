@@ -44,22 +44,17 @@ __all__ = ["coclustering"]
 def _refuse_early(data, var_names, combined, cumulative, n_points, items, coords):
     """The memory check of :func:`coclustering`, from the posterior's sizes alone, before any
     draw is read (a whole matrix for 100,000 items was refused only after seconds of work)."""
-    from ..xr.draws import PartitionDraws, select_partition_var, to_regen_data
+    from ..xr.draws import PartitionDraws
+    from ..xr.sizes import partition_sizes
 
     if items is not None or coords is not None or isinstance(data, PartitionDraws):
         return  # the subset or selection is known after loading: checked there
-    try:
-        posterior = to_regen_data(data, "data", var_names=var_names).posterior
-        sizes = posterior[select_partition_var(posterior, var_names)].sizes
-    except Exception:  # noqa: BLE001 - load_partition reports what is wrong with the input
+    sizes = partition_sizes(data, var_names)
+    if sizes is None:
         return
-    dims = list(sizes)
-    if len(dims) != 3 or "chain" not in sizes or "draw" not in sizes:
-        return
-    n = int(sizes[[d for d in dims if d not in ("chain", "draw")][0]])
-    n_eval = 1 if not cumulative else (int(sizes["draw"]) if n_points is None else
-                                        min(int(n_points), int(sizes["draw"])))  # fmt: skip
-    lead = n_eval * (1 if combined else int(sizes["chain"]))
+    n_chain, n_draw, n = sizes
+    n_eval = 1 if not cumulative else (n_draw if n_points is None else min(int(n_points), n_draw))
+    lead = n_eval * (1 if combined else n_chain)
     check_memory(
         3 * lead * n * n * 8,
         f"The co-clustering of {n} items ({lead} estimate(s) of rho, se and cv)",
@@ -225,4 +220,3 @@ def coclustering(
     ds["se"].attrs["long_name"] = "batch-means standard error" if bm else "RS standard error"
     ds["cv"].attrs["long_name"] = "se / max(mean, 1 - mean)"
     return ds
-

@@ -18,7 +18,7 @@ import xarray as xr
 from ..base.partition_loss import parse_loss
 from ..base.state import check_labels
 from ..xr.draws import load_partition
-from .point_estimate import draw_losses, point_estimate, state_weights
+from .point_estimate import draw_losses, point_estimate, refuse_before_loading, state_weights
 
 __all__ = ["credible_ball", "ball_radius", "BOUNDS"]
 
@@ -48,8 +48,7 @@ def _estimate_labels(estimate, pdraws, spec, search):
         return est["labels"].values, "point_estimate"
     if search:
         raise TypeError(
-            f"`{sorted(search)[0]}` configures the search for the estimate; with `estimate=` given "
-            "there is none."
+            f"`{sorted(search)[0]}` configures the search for the estimate; with `estimate=` given there is none."
         )
     if isinstance(estimate, xr.Dataset):
         if "labels" not in estimate:
@@ -116,6 +115,9 @@ def credible_ball(
         raise TypeError(f"`level` must be a number in (0, 1), got {level!r}.") from None
     if not 0.0 < level < 1.0:
         raise ValueError(f"`level` must lie in (0, 1), got {level!r}.")
+    searched = spec if estimate is None and search.get("method", "salso") == "salso" else None
+    refuse_before_loading(data, var_names, coords, f"The {spec.label} credible ball", searched,
+                          search.get("route", "auto"))  # fmt: skip
     pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     centre, source = _estimate_labels(estimate, pdraws, spec, search)
     weights = state_weights(pdraws)

@@ -15,12 +15,14 @@ import time
 import numpy as np
 import xarray as xr
 
+from ..base.pair_kernels import check_memory
 from ..base.partition_loss import _losses, mean_loss, parse_loss
 from ..base.salso import INITS, SEARCH_DEFAULTS, salso_search
 from ..base.seeds import random_seed_argument
 from ..base.state import all_partitions, bell_number
 from ..xr.draws import load_partition
 from ..xr.regeneration import estimate, find_tours
+from ..xr.sizes import refuse_early
 
 __all__ = ["point_estimate", "MAX_EXHAUSTIVE", "PSM_ROUTE_MAX_ITEMS"]
 
@@ -44,6 +46,40 @@ def _positive_int(value, argname, allow_zero=False):
         what = "a non-negative" if allow_zero else "a positive"
         raise ValueError(f"`{argname}` must be {what} int, got {value!r}.")
     return int(value)
+
+
+#: what the memory check advises when the draws are too large
+_THIN_ADVICE = "Thin the draws first, e.g. `coords={'draw': slice(None, None, 10)}` (every 10th draw)."
+
+
+def summary_bytes(chains, draws, items, psm=False):
+    """Memory a point estimate needs: the draws as int64 labels with their distinct states and the
+    sort that finds them (about three copies), and for the "psm" route the co-clustering matrix
+    and the search's sums over it (about two n × n matrices)."""
+    return 3 * chains * draws * items * 8 + (2 * items * items * 8 if psm else 0)
+
+
+def psm_route(loss, route, n_items, method="salso"):
+    """Whether the search runs on the co-clustering matrix (Binder, route "psm", or "auto" up to
+    :data:`PSM_ROUTE_MAX_ITEMS` items)."""
+    auto = route == "auto" and n_items <= PSM_ROUTE_MAX_ITEMS
+    return method == "salso" and loss.name == "binder" and (route == "psm" or auto)
+
+
+def refuse_before_loading(data, var_names, coords, what, loss, route="auto"):
+    """MemoryError naming the cheaper call when the summary cannot fit, before any draw is read
+    (``loss``/``route``: those of the search, None when there is none)."""
+    if coords is not None:
+        return  # the selection is known after loading
+    psm = loss is not None and loss.name == "binder" and route in ("auto", "psm")
+    advice = _THIN_ADVICE + (" For Binder, route='draws' needs no items x items matrix." if psm else "")
+    refuse_early(
+        data,
+        var_names,
+        lambda c, d, n: summary_bytes(c, d, n, loss is not None and psm_route(loss, route, n)),
+        what + " of {items} items ({chains} chains x {draws} draws)",
+        advice,
+    )
 
 
 def state_weights(pdraws):
@@ -156,7 +192,9 @@ def point_estimate(
         loss is slightly optimistic), ``n_clusters``, ``cluster_size`` (``cluster``) and
         ``draw_loss`` (``chain``, ``draw``: the loss against each draw). ``attrs``: the loss
         and its cost ``a``, the method and search settings, runs that reached the best loss
-        (``runs_at_best``; many: a stable optimum), seconds spent.
+        (``runs_at_best``; many: a stable optimum), the draws the runs searched on
+        (``search_draws``: long chains are thinned for the runs, their best estimates then scored
+        and sweetened on all draws, ``polish_moves`` items moving there), seconds spent.
 
     Examples
     --------
@@ -174,8 +212,15 @@ def point_estimate(
     n_runs = _positive_int(n_runs, "n_runs")
     max_zealous = _positive_int(max_zealous, "max_zealous", allow_zero=True)
     max_scans = _positive_int(max_scans, "max_scans")
+    if method == "salso" and route == "psm" and spec.name != "binder":
+        raise ValueError("`route='psm'` scores Binder's loss only; VI needs the draws (route='draws').")
+    search_loss = spec if method == "salso" else None
+    refuse_before_loading(data, var_names, coords, f"The {spec.label} point estimate", search_loss, route)
     pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     n = pdraws.n_items
+    if psm_route(spec, route, n, method):  # with coords= the first check could not be made
+        check_memory(summary_bytes(1, 0, n, True), f"The co-clustering matrix of {n} items (route='psm')",
+                     "Pass route='draws' (no items x items matrix).")  # fmt: skip
     if starts is not None:
         starts = np.atleast_2d(np.asarray(starts))
         if starts.ndim != 2 or starts.shape[1] != n:
@@ -187,8 +232,6 @@ def point_estimate(
         labels, settings = _exhaustive(pdraws, weights, spec, max_clusters)
         used_route = "exhaustive"
     else:
-        if route == "psm" and spec.name != "binder":
-            raise ValueError("`route='psm'` scores Binder's loss only; VI needs the draws (route='draws').")
         if route == "auto":
             route = "psm" if spec.name == "binder" and n <= PSM_ROUTE_MAX_ITEMS else "draws"
         psm = None
@@ -225,6 +268,8 @@ def point_estimate(
             "runs_at_best": int(np.sum(res.run_losses <= best + 1e-9 * (1.0 + abs(best)))),
             "total_scans": int(res.n_scans.sum()),
             "zealous_accepts": int(res.zealous_accepts.sum()),
+            "search_draws": int(res.search_draws),
+            "polish_moves": int(res.polish_moves),
         }
     seconds = time.perf_counter() - t0
     state_loss = draw_losses(pdraws, labels, spec)

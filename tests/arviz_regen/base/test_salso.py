@@ -1,0 +1,110 @@
+"""SALSO on thinned chains, its explicit generator, and the blockwise expected loss (issue 27 item 1, 28 item 4).
+
+- With the chains thinned for the runs, the reported expected loss is the loss of the reported
+  labels over all draws (brute force, 1e-10), the result is at least as good as the search on all
+  draws with the same seed, and on few items it is the exhaustive optimum.
+- Runs take their random numbers from their own generator: the same seed gives the same result
+  whatever numpy's or numba's global random state.
+- The expected loss from blocks of draws (``loss_block_sums``) adds up to the brute-force one.
+"""
+
+import numpy as np
+import pytest
+
+from arviz_regen.base.partition_loss import loss_block_sums, mean_loss, parse_loss, partition_loss
+from arviz_regen.base.salso import salso_search, thin_chains
+from arviz_regen.base.state import all_partitions, canonicalize
+
+
+def sticky_chains(rng, n_items, n_chain=3, n_draw=400, n_modes=3, moves=2):
+    """Chains that move ``moves`` items per draw around a few nearby modes, as Gibbs chains do."""
+    base = rng.integers(0, 4, n_items)
+    modes = [np.where(rng.random(n_items) < 0.25, rng.integers(0, 4, n_items), base) for _ in range(n_modes)]
+    z = np.empty((n_chain, n_draw, n_items), dtype=np.int64)
+    for c in range(n_chain):
+        cur = modes[c % n_modes].copy()
+        for t in range(n_draw):
+            i = rng.integers(0, n_items, moves)
+            mode = modes[rng.integers(0, n_modes)] if rng.random() < 0.1 else modes[c % n_modes]
+            cur[i] = np.where(rng.random(moves) < 0.9, mode[i], rng.integers(0, 5, moves))
+            z[c, t] = cur
+    return canonicalize(z)
+
+
+def as_states(z):
+    """Distinct states, visit weights and the chains as rows of the states."""
+    flat = z.reshape(-1, z.shape[-1])
+    states, inv = np.unique(flat, axis=0, return_inverse=True)
+    w = np.bincount(inv.ravel()) / inv.size
+    return states, w, inv.reshape(z.shape[:2])
+
+
+@pytest.mark.parametrize("loss", ["VI", ("binder", 1.3)])
+def test_thinned_search_reports_the_exact_loss_and_is_no_worse(loss):
+    z = sticky_chains(np.random.default_rng(5), 24)
+    states, w, index = as_states(z)
+    spec = parse_loss(loss)
+    full = salso_search(states, w, spec, index=index, seed=3, n_runs=6)
+    thin = salso_search(states, w, spec, index=index, seed=3, n_runs=6, search_cells=24 * 60)
+    assert full.search_draws == index.size and thin.search_draws <= 0.05 * index.size
+    brute = np.mean([partition_loss(d, thin.labels, loss) for d in z.reshape(-1, z.shape[-1])])
+    assert thin.expected_loss == pytest.approx(brute, rel=1e-10, abs=1e-12)
+    assert mean_loss(thin.labels[None], states, w, spec)[0] == pytest.approx(brute, rel=1e-10)
+    assert thin.expected_loss <= full.expected_loss * (1 + 1e-10) + 1e-12
+    assert thin.labels.max() >= 2  # a posterior with structure, not one cluster
+
+
+def test_thinned_search_finds_the_exhaustive_optimum():
+    rng = np.random.default_rng(11)
+    z = sticky_chains(rng, 8, n_draw=300)
+    states, w, index = as_states(z)
+    parts = all_partitions(8)
+    for loss in ["VI", "binder", ("VI", 0.6)]:
+        spec = parse_loss(loss)
+        best = mean_loss(parts, states, w, spec).min()
+        res = salso_search(states, w, spec, index=index, seed=1, n_runs=4, search_cells=8 * 40)
+        assert res.search_draws < index.size
+        assert res.expected_loss == pytest.approx(best, rel=1e-9, abs=1e-12), loss
+
+
+def test_thin_chains_weights_and_rows():
+    index = np.array([[0, 0, 1, 2, 2, 2], [3, 3, 3, 1, 1, 0]])
+    assert thin_chains(index, 10, cells=1000) is None
+    states, w, rows = thin_chains(index, 10, cells=60)  # step 2: visits 1, 3, 5 of each chain
+    np.testing.assert_array_equal(states[rows], index[:, 1::2])
+    np.testing.assert_allclose(w, np.bincount(rows.ravel()) / rows.size)
+    # given weights are split among a state's visits: here twice state 3's
+    weights = np.array([1.0, 1.0, 1.0, 2.0]) / 5.0
+    states, w, rows = thin_chains(index, 10, weights, cells=60)
+    kept = {s: np.sum(rows == k) for k, s in enumerate(states)}
+    visits = np.bincount(index.ravel())
+    expect = np.array([weights[s] / visits[s] * kept[s] for s in states])
+    np.testing.assert_allclose(w, expect / expect.sum())
+
+
+def test_seeded_runs_ignore_global_random_state():
+    z = sticky_chains(np.random.default_rng(2), 20, n_draw=100)
+    states, w, index = as_states(z)
+    out = []
+    for glob in (0, 12345):
+        np.random.seed(glob)  # numpy's global state; numba's is seeded by the same call in compiled code
+        res = salso_search(states, w, "VI", index=index, seed=7, n_runs=5)
+        out.append((res.labels, res.run_losses, res.init))
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_block_sums_add_up_to_the_expected_loss():
+    rng = np.random.default_rng(4)
+    z = sticky_chains(rng, 15, n_chain=2, n_draw=50).reshape(-1, 15)
+    est = rng.integers(0, 3, 15)
+    w = rng.random(z.shape[0])
+    for loss in ["VI", ("binder", 0.5)]:
+        brute = sum(wt * partition_loss(d, est, loss) for wt, d in zip(w, z)) / w.sum()
+        parts = sum(loss_block_sums(est, z[s : s + 17] + 3, loss, w[s : s + 17]) for s in range(0, len(z), 17))
+        assert parts[0] / parts[1] == pytest.approx(brute, rel=1e-10)
+    assert loss_block_sums(est, z[:4], "VI")[1] == 4.0
+    with pytest.raises(ValueError, match="one entry per draw"):
+        loss_block_sums(est, z[:4], "VI", np.ones(3))
+    with pytest.raises(ValueError, match="one label vector"):
+        loss_block_sums(z[:2], z[:4], "VI")

@@ -4,7 +4,9 @@ The table is :func:`arviz_regen.regen_summary`'s; the last line is the verdict (
 REACHED), which check failed and what that means, or why no verdict was reached
 (:mod:`arviz_regen.diagnostics.verdict`). ``--fail-below ALPHA`` turns it into an exit status for scripts and
 CI: 0 pass, 1 fail, 3 no verdict reached (one chain, a check that could not decide, R-hat / ESS
-failing or not computable; 2 is kept for errors).
+failing or not computable; 2 is kept for errors). ``--scheduler ADDRESS`` runs the reading and the
+heavy blocks on the workers of a ``dask.distributed`` cluster (the store is opened with dask; the
+workers must be able to read its path).
 """
 
 from __future__ import annotations
@@ -127,6 +129,14 @@ def _parser():
     p.add_argument("--chunk-draws", type=_int_at_least(1), default=None,
                    help="open with dask, this many draws per chunk (>= 1)")  # fmt: skip
     p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="address of a dask.distributed scheduler (e.g. tcp://10.0.0.5:8786) whose workers read "
+        "the store and compute the summary's heavy blocks; the store is opened with dask (its own "
+        "chunks unless --chunk-draws) and its path must be readable by the workers",
+    )
+    p.add_argument(
         "--method",
         choices=("bootstrap", "chi2"),
         default=None,
@@ -192,8 +202,12 @@ def main(argv=None):
     from .diagnostics.summary import regen_summary
 
     alpha = 0.05 if args.fail_below is None else args.fail_below
+    client = None
     try:
         chunks = None if args.chunk_draws is None else {"draw": args.chunk_draws}
+        if args.scheduler is not None:
+            client = _connect(args.scheduler)
+            chunks = {} if chunks is None else chunks  # lazily, the store's chunks: read by the workers
         idata = open_inference_data(args.path, chunks=chunks)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -210,6 +224,7 @@ def main(argv=None):
                 alpha=alpha,
                 random_seed=args.seed,
                 round_to=None,
+                client=False if client is None else client,
             )
     except (OSError, ValueError, TypeError, ImportError) as err:
         print(f"arviz-regen-summary: error: {err}", file=sys.stderr)
@@ -220,6 +235,9 @@ def main(argv=None):
         traceback.print_exc(file=sys.stderr)
         print(f"arviz-regen-summary: internal error: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        if client is not None:
+            client.close()
     import pandas as pd
 
     shown = table if args.round_to is None else table.round(args.round_to)
@@ -236,6 +254,18 @@ def main(argv=None):
     if status == EXIT_NO_VERDICT:
         print(f"arviz-regen-summary: {table.attrs['verdict']}", file=sys.stderr)
     return status
+
+
+def _connect(address):
+    """A dask.distributed client of the scheduler at ``address`` (OSError when none answers)."""
+    try:
+        from distributed import Client
+    except ImportError as err:
+        raise ImportError("--scheduler needs dask.distributed: pip install 'pymc-partition[dask]'") from err
+    try:
+        return Client(address, timeout="10s", set_as_default=False)
+    except (OSError, TimeoutError) as err:
+        raise OSError(f"no dask scheduler answers at {address!r}: {err}") from err
 
 
 if __name__ == "__main__":  # pragma: no cover

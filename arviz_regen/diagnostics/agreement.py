@@ -42,6 +42,7 @@ from ..base.pair_sums import PairSums
 from ..base.state import canonicalize
 from ..base.tour_tests import _batch_seed, sequential_p_values, simes
 from ..estimates.traces import partition_traces
+from ..xr.distributed import map_blocks, n_threads, resolve_client, scatter, using_client
 from ..xr.draws import load_partition
 
 __all__ = ["chain_agreement", "BATCH_TAU", "MIN_BATCHES", "MAX_BATCHES", "MAX_PAIR_ITEMS"]
@@ -70,19 +71,34 @@ def _batch_plan(tau, n_draw, batch_tau, max_batches):
     return b, n_draw // b
 
 
-def _pair_batches(pdraws, columns, b, L, offset):
-    """Batch means (pairs, C·b) of the pair indicators of the items ``columns``."""
+def _pair_batches(pdraws, columns, b, L, offset, client=None):
+    """Batch means (pairs, C·b) of the pair indicators of the items ``columns`` (a task per chain)."""
     ul = kernel_labels(canonicalize(pdraws.labels_of(columns)))
+    blocks = [(pdraws.index[c],) for c in range(pdraws.n_chain)]
+    return np.concatenate(list(map_blocks(_chain_pair_batches, blocks, shared=(ul, b, L, offset), client=client)), axis=1)
+
+
+def _chain_pair_batches(index, ul, b, L, offset):
+    """Batch means (pairs, b) of the pair indicators along one chain (state ``index`` per draw)."""
     n = ul.shape[1]
     sums = PairSums(n, (0, n), np.arange(n))
     ends = offset + L * np.arange(b + 1)  # draws together after each batch end: column 1
     no_slot = np.zeros((0, 3), dtype=np.int64)
     no_tours = np.zeros((4, 1), dtype=np.int64)
-    out = []
-    for c in range(pdraws.n_chain):
-        _, snaps = sums.run(pdraws.index[c], ul, no_slot, np.zeros(0), no_tours, 2, snap_t=ends, snap_cols=(1,))
-        out.append(np.diff(snaps[:, 0, :], axis=0).T / L)  # (pairs, b)
-    return np.concatenate(out, axis=1)
+    _, snaps = sums.run(index, ul, no_slot, np.zeros(0), no_tours, 2, snap_t=ends, snap_cols=(1,))
+    return np.diff(snaps[:, 0, :], axis=0).T / L
+
+
+def _max_f_block(group, block, n_groups):
+    """Largest F over the rows of one block ``(Y, total, grand)`` of features, for each
+    permutation (one task)."""
+    Y, total, grand = block
+    return max_f(Y, total, grand, group, n_groups)
+
+
+def _anova_block(block, groups, n_groups):
+    """F of each row of one block ``(Y, total, grand)`` of features (one task)."""
+    return anova_f(block[0], groups, n_groups)
 
 
 def chain_agreement(
@@ -100,6 +116,7 @@ def chain_agreement(
     logp_var="partition_logp",
     logp=None,
     coords=None,
+    client=None,
 ):
     """Test that the chains agree, on traces that see the whole partition and on co-clustering.
 
@@ -132,6 +149,11 @@ def chain_agreement(
         Level at which ``n_pairs_disagreeing`` counts pairs (family-wise over the pairs).
     logp_var, logp, coords
         As for :func:`arviz_regen.hotelling_rs`.
+    client : distributed.Client, str or None, optional
+        The ``dask.distributed`` cluster whose workers compute the traces, the pair batch means
+        (a task per chain) and the permutation maxima over the pairs (a task per block of
+        pairs): a client, a scheduler address, or None for the active client if there is one
+        (else this process); ``False``: this process. The results do not depend on it.
 
     Returns
     -------
@@ -152,9 +174,11 @@ def chain_agreement(
     UserWarning
         Chains too short for their autocorrelation (undecided); items subsampled for the pairs.
     """
-    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
+    client = resolve_client(client)
+    with using_client(client):
+        pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     if traces is None:
-        traces = partition_traces(pdraws)
+        traces = partition_traces(pdraws, client=client or False)
     names = [v for v in traces.data_vars if set(traces[v].dims) == {"chain", "draw"}]
     X = np.stack([traces[v].transpose("chain", "draw").values.astype(float) for v in names])  # (F, C, n)
     C, n = pdraws.n_chain, pdraws.n_draw
@@ -198,7 +222,7 @@ def chain_agreement(
             UserWarning,
             stacklevel=2,
         )
-    Yp = _pair_batches(pdraws, columns, b, L, offset) if pairs and columns.size > 1 else np.zeros((0, C * b))
+    Yp = _pair_batches(pdraws, columns, b, L, offset, client) if pairs and columns.size > 1 else np.zeros((0, C * b))
     # groups: the two halves of every chain, b/2 consecutive batches each
     m = b // 2
     groups = np.repeat(np.arange(2 * C), m)
@@ -212,7 +236,17 @@ def chain_agreement(
         fams.append((Y, total[live], grand[live], live))
     f_traces = np.full(len(names), nan)
     f_traces[fams[0][3]] = anova_f(fams[0][0], groups, G)
-    f_pairs = anova_f(fams[1][0], groups, G) if fams[1][0].shape[0] else np.zeros(0)
+    # the pairs, the large family: blocks of rows held by the workers (one block without a
+    # cluster); F and its maxima are per row, so the blocks change nothing in the results
+    Y, tot, grand, _ = fams[1]
+    n_blocks = 1 if client is None else max(1, min(Y.shape[0], 2 * n_threads(client)))
+    cuts = np.linspace(0, Y.shape[0], n_blocks + 1).round().astype(np.int64)
+    held = scatter([(Y[a:z], tot[a:z], grand[a:z]) for a, z in zip(cuts[:-1], cuts[1:])], client)
+    f_pairs = (
+        np.concatenate(list(map_blocks(_anova_block, [(h,) for h in held],
+                                       shared=(groups, G), client=client, name="anova_pairs")))
+        if Y.shape[0] else np.zeros(0)
+    )  # fmt: skip
     observed = np.array([
         np.nanmax(f_traces) if np.isfinite(f_traces).any() or np.isinf(f_traces).any() else nan,
         f_pairs.max() if f_pairs.size else nan,
@@ -224,9 +258,14 @@ def chain_agreement(
         rng = np.random.default_rng(_batch_seed(int(seeds[0]), i))
         # a random reassignment of the batches to the half-chains (each keeps m of them)
         group = np.ascontiguousarray(groups[np.argsort(rng.random((size, C * b)), axis=1)])
-        out = np.stack([
-            max_f(Y, tot, grand, group, G) if Y.shape[0] else np.full(size, nan) for Y, tot, grand, _ in fams
-        ])
+        Ys, tot_s, grand_s, _ = fams[0]
+        out_s = max_f(Ys, tot_s, grand_s, group, G) if Ys.shape[0] else np.full(size, nan)
+        if Y.shape[0]:
+            parts = map_blocks(_max_f_block, [(group, h) for h in held], shared=(G,), client=client, name="max_f_pairs")
+            out_p = np.max(np.stack(list(parts)), axis=0)
+        else:
+            out_p = np.full(size, nan)
+        out = np.stack([out_s, out_p])
         reps.append(out)
         return out
 

@@ -196,7 +196,7 @@ def partition_traces(
     step = max(1, STATE_BLOCK_LABELS // max(1, pdraws.n_items))
     blocks = [(pdraws.keys[s : s + step],) for s in range(0, pdraws.n_states, step)]
     per_state = np.concatenate(
-        map_blocks(state_traces, blocks, shared=(pdraws.n_items, refs, specs), client=client), axis=1
+        list(map_blocks(state_traces, blocks, shared=(pdraws.n_items, refs, specs), client=client)), axis=1
     )  # (losses × references + 1, states)
     data_vars = {}
     for i, spec in enumerate(specs):

@@ -17,9 +17,16 @@ graphs built by xarray (reading a zarr store, hashing the labels chunk by chunk)
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import sys
 
-__all__ = ["resolve_client", "using_client", "map_blocks", "n_threads", "TASK_PREFIX"]
+__all__ = ["resolve_client", "current_client", "using_client", "map_blocks", "scatter", "n_threads", "TASK_PREFIX"]
+
+#: the client set by :func:`using_client` (the active one inside it)
+_CURRENT = contextvars.ContextVar("arviz_regen_client", default=None)
+
+#: clients connected by :func:`resolve_client` to scheduler addresses
+_CLIENTS = {}
 
 #: prefix of the keys of the tasks sent by :func:`map_blocks` (seen in the dashboard and the
 #: task stream)
@@ -41,6 +48,8 @@ def resolve_client(client=None):
     """
     if client is False:
         return None
+    if client is None and _CURRENT.get() is not None:
+        return _CURRENT.get()
     if client is None:
         dist = sys.modules.get("distributed")
         if dist is None or _on_worker(dist):
@@ -49,15 +58,22 @@ def resolve_client(client=None):
             return dist.default_client()
         except ValueError:  # no client was created in this process
             return None
-    if isinstance(client, str):
-        from distributed import Client
+    if isinstance(client, str):  # one connection per address and process
+        if client not in _CLIENTS or _CLIENTS[client].status in ("closing", "closed"):
+            from distributed import Client
 
-        return Client(client)
+            _CLIENTS[client] = Client(client, set_as_default=False)
+        return _CLIENTS[client]
     if not (hasattr(client, "submit") and hasattr(client, "scatter") and hasattr(client, "gather")):
         raise TypeError(
             f"`client` must be a dask.distributed Client, a scheduler address or None, got {type(client).__name__}."
         )
     return client
+
+
+def current_client():
+    """The client of the enclosing :func:`using_client`, or None."""
+    return _CURRENT.get()
 
 
 def _on_worker(dist):
@@ -71,40 +87,48 @@ def _on_worker(dist):
 @contextlib.contextmanager
 def using_client(client):
     """Run the dask graphs computed inside (``dask.compute``, ``.values`` of a dask-backed
-    array) on ``client``'s cluster; nothing changes when ``client`` is None."""
+    array) on ``client``'s cluster, and make it the client of the functions called inside
+    (:func:`resolve_client`); nothing changes when ``client`` is None."""
     if client is None:
         yield None
         return
     import dask
 
-    with dask.config.set(scheduler=client):
-        yield client
+    token = _CURRENT.set(client)
+    try:
+        with dask.config.set(scheduler=client):
+            yield client
+    finally:
+        _CURRENT.reset(token)
 
 
 def map_blocks(func, blocks, *, shared=(), client=None, name=None):
-    """``[func(*block, *shared) for block in blocks]``, as tasks of ``client``'s cluster when given.
+    """``func(*block, *shared)`` for each block, as tasks of ``client``'s cluster when given.
 
     Parameters
     ----------
     func : callable
         A module-level function (it is pickled to the workers); numpy in, numpy out.
     blocks : sequence of tuple
-        The per-task arguments (small: item rows, state ranges, chain numbers, ...).
+        The per-task arguments (small: item rows, state keys, chain numbers, ...).
     shared : tuple
         Arguments every task needs (large arrays, sent to the workers once).
     client : distributed.Client or None
-        None: every block runs here, in order.
+        None: every block runs here, in order, when its result is asked for.
     name : str, optional
         Task name (default ``func.__name__``), prefixed with :data:`TASK_PREFIX`.
 
-    Returns
-    -------
-    list
-        The results, in the order of ``blocks``.
+    Yields
+    ------
+    The results, in the order of ``blocks``: one at a time, so that a caller that stores each
+    before asking for the next holds one block's result at a time (without a client, one
+    block's working memory too).
     """
     blocks = [tuple(b) for b in blocks]
     if client is None:
-        return [func(*block, *shared) for block in blocks]
+        for block in blocks:
+            yield func(*block, *shared)
+        return
     from dask.base import tokenize
 
     label = f"{TASK_PREFIX}-{name or func.__name__}"
@@ -116,10 +140,20 @@ def map_blocks(func, blocks, *, shared=(), client=None, name=None):
         for i, block in enumerate(blocks)
     ]
     try:
-        return client.gather(tasks)
+        for task in tasks:
+            yield task.result()
+            task.release()
     finally:
         for fut in tasks + list(futures):
             fut.release()
+
+
+def scatter(values, client=None):
+    """``values`` (a list) held on the workers of ``client``'s cluster, for tasks that reuse them
+    over several :func:`map_blocks` calls; unchanged without a client."""
+    if client is None:
+        return list(values)
+    return client.scatter(list(values), hash=False)
 
 
 def n_threads(client):

@@ -21,6 +21,8 @@ __all__ = ["main", "open_inference_data", "save_inference_data"]
 
 #: Exit statuses of ``arviz-regen-summary``.
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_NO_VERDICT = 0, 1, 2, 3
+#: how long ``--scheduler`` waits for the scheduler to answer
+_CONNECT_TIMEOUT = "10s"
 
 
 def _parser():
@@ -183,7 +185,7 @@ def _connect(address):
     except ImportError as err:
         raise ImportError("--scheduler needs dask.distributed: pip install 'pymc-partition[dask]'") from err
     try:
-        return Client(address, timeout="10s", set_as_default=False)
+        return Client(address, timeout=_CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError) as err:
         raise OSError(f"no dask scheduler answers at {address!r}: {err}") from err
 

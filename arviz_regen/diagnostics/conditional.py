@@ -56,8 +56,8 @@ def _run_test(da, client):
         return _test_terms(da.values)
     import dask
 
-    task = dask.delayed(_test_terms, pure=True, name=f"{TASK_PREFIX}-conditional_test-{dask.base.tokenize(da.data)}")
-    return client.compute(task(da.data)).result()
+    key = f"{TASK_PREFIX}-conditional_test-{dask.base.tokenize(da.data)}"
+    return client.compute(dask.delayed(_test_terms, pure=True)(da.data, dask_key_name=key)).result()
 
 
 def conditional_check(data, *, var_names=None, kind="p_value", client=None):

@@ -19,7 +19,7 @@ import xarray as xr
 
 from ..base.partition_loss import _losses, parse_loss, partition_loss
 from ..base.state import canonicalize, check_labels, keys_to_labels
-from ..xr.distributed import map_blocks, resolve_client, using_client
+from ..xr.distributed import TASK_PREFIX, map_blocks, resolve_client, using_client
 from ..xr.draws import select_partition_var, to_regen_data
 
 __all__ = ["expected_loss", "state_losses", "loss_sums"]
@@ -112,7 +112,9 @@ def expected_loss(data, estimate, var_names=None, *, loss="VI", per_draw=False, 
         if da.chunks is not None:
             import dask
 
-            parts = [dask.delayed(loss_sums, pure=True)(block, est, spec) for block in da.data.to_delayed().ravel()]
+            token = dask.base.tokenize(da.data, est, spec)
+            parts = [dask.delayed(loss_sums, pure=True)(block, est, spec, dask_key_name=f"{TASK_PREFIX}-loss_sums-{token}-{i}")
+                     for i, block in enumerate(da.data.to_delayed().ravel())]  # fmt: skip
             total = dask.delayed(np.sum, pure=True)(parts, axis=0).compute()
         else:
             values = np.asarray(da.values)

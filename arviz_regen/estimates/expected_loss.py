@@ -116,10 +116,11 @@ def expected_loss(data, estimate, var_names=None, *, loss="VI", per_draw=False, 
             parts = [dask.delayed(loss_sums, pure=True)(block, est, spec, dask_key_name=f"{TASK_PREFIX}-loss_sums-{token}-{i}")
                      for i, block in enumerate(da.data.to_delayed().ravel())]  # fmt: skip
             total = dask.delayed(np.sum, pure=True)(parts, axis=0).compute()
-        else:
+        else:  # in memory: blocks of draws (sent to the workers when there is a client)
             values = np.asarray(da.values)
             step = max(1, BLOCK_LABELS // max(1, n * values.shape[0]))
-            total = np.sum([loss_sums(values[:, s : s + step], est, spec) for s in range(0, values.shape[1], step)], axis=0)
+            blocks = [(values[:, s : s + step],) for s in range(0, values.shape[1], step)]
+            total = np.sum(list(map_blocks(loss_sums, blocks, shared=(est, spec), client=client)), axis=0)
     if total[1] == 0:
         raise ValueError("There are no draws to score (after the selection `coords`).")
     return float(total[0] / total[1])

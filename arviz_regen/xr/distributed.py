@@ -20,7 +20,7 @@ import contextlib
 import contextvars
 import sys
 
-__all__ = ["resolve_client", "current_client", "using_client", "map_blocks", "scatter", "n_threads", "TASK_PREFIX"]
+__all__ = ["resolve_client", "current_client", "using_client", "map_blocks", "hold_blocks", "scatter", "n_threads", "TASK_PREFIX"]
 
 #: the client set by :func:`using_client` (the active one inside it)
 _CURRENT = contextvars.ContextVar("arviz_regen_client", default=None)
@@ -146,6 +146,25 @@ def map_blocks(func, blocks, *, shared=(), client=None, name=None):
     finally:
         for fut in tasks + list(futures):
             fut.release()
+
+
+def hold_blocks(func, blocks, *, shared=(), client=None, name=None):
+    """``[func(*block, *shared) for block in blocks]`` left on the workers of ``client``'s cluster.
+
+    Returns the futures of the results (computed here without a client), for later tasks that
+    take them as arguments (:func:`map_blocks` blocks may hold futures, also in lists): data
+    made and used by the workers never passes through this process.
+    """
+    blocks = [tuple(b) for b in blocks]
+    if client is None:
+        return [func(*block, *shared) for block in blocks]
+    from dask.base import tokenize
+
+    label = f"{TASK_PREFIX}-{name or func.__name__}"
+    futures = client.scatter(list(shared), hash=False) if shared else []
+    token = tokenize(label, len(blocks), [f.key for f in futures], id(func))
+    return [client.submit(func, *block, *futures, key=f"{label}-{token}-{i}", pure=False, retries=1)
+            for i, block in enumerate(blocks)]  # fmt: skip
 
 
 def scatter(values, client=None):

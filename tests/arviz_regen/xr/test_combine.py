@@ -90,3 +90,10 @@ def test_refusals(runs, tmp_path):
         arviz_regen.combine_chains([])
     with pytest.raises(FileNotFoundError):
         arviz_regen.combine_chains([a, tmp_path / "missing.zarr"])
+
+
+def test_chains_that_never_move_are_not_copies():
+    """Independent chains of a posterior concentrated on one partition are alike: combined."""
+    labels = np.zeros((2, 50, 6), dtype=np.int64)
+    runs = [from_datasets({"posterior": xr.Dataset({"z": (("chain", "draw", "z_dim_0"), labels)})}) for _ in range(2)]
+    assert get_group(arviz_regen.combine_chains(runs), "posterior").sizes["chain"] == 4

@@ -30,6 +30,7 @@ _API = {
     "credible_ball": "estimates.credible_ball",
     "partition_loss": "base.partition_loss",
     "point_estimate": "estimates.point_estimate",
+    "expected_loss": "estimates.expected_loss",
     "Consensus": "estimates.consensus",
     "binder_loss": "estimates.consensus",
     "consensus": "estimates.consensus",
@@ -53,6 +54,7 @@ _API = {
     "rs_mean_se": "base.tours",
     "batch_means": "base.batch_means",
     "NonRecurrenceWarning": "xr.regeneration",
+    "combine_chains": "xr.combine",
     "SampledHyperparametersWarning": "xr.regeneration",
 }
 
@@ -75,8 +77,10 @@ __all__ = [
     "Consensus",
     "point_estimate",
     "credible_ball",
+    "expected_loss",
     "partition_loss",
     "regen_summary",
+    "combine_chains",
     "plot_hotelling_rs",
     "plot_coclustering",
     "plot_coclustering_trace",

@@ -4,7 +4,9 @@ The table is :func:`arviz_regen.regen_summary`'s; the last line is the verdict (
 REACHED), which check failed and what that means, or why no verdict was reached
 (:mod:`arviz_regen.diagnostics.verdict`). ``--fail-below ALPHA`` turns it into an exit status for scripts and
 CI: 0 pass, 1 fail, 3 no verdict reached (one chain, a check that could not decide, R-hat / ESS
-failing or not computable; 2 is kept for errors).
+failing or not computable; 2 is kept for errors). ``--scheduler ADDRESS`` runs the reading and the
+heavy blocks on the workers of a ``dask.distributed`` cluster (the store is opened with dask; the
+workers must be able to read its path).
 """
 
 from __future__ import annotations
@@ -12,93 +14,15 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from pathlib import Path
+
+from .xr.io import open_inference_data, save_inference_data
 
 __all__ = ["main", "open_inference_data", "save_inference_data"]
 
 #: Exit statuses of ``arviz-regen-summary``.
 EXIT_OK, EXIT_FAIL, EXIT_ERROR, EXIT_NO_VERDICT = 0, 1, 2, 3
-
-
-def save_inference_data(idata, path):
-    """Save an InferenceData or DataTree as netCDF (``*.nc``) or zarr (``*.zarr``, any zarr version)."""
-    from .xr.containers import get_group, group_names, is_datatree
-
-    path = Path(path)
-    if is_datatree(idata):
-        if path.suffix == ".zarr":
-            idata.to_zarr(str(path), mode="w")
-        else:
-            idata.to_netcdf(str(path))
-        return path
-    if path.suffix == ".zarr":
-        for i, group in enumerate(group_names(idata)):
-            get_group(idata, group).to_zarr(str(path), group=group, mode="w" if i == 0 else "a")
-    else:
-        idata.to_netcdf(str(path))
-    return path
-
-
-def open_inference_data(path, chunks=None):
-    """Open saved draws (netCDF file or zarr store), lazily with dask when ``chunks``.
-
-    Parameters
-    ----------
-    path : str or Path
-        ``*.nc``/netCDF file or ``*.zarr`` directory.
-    chunks : dict or None
-        Dask chunks (e.g. ``{"draw": 10000}``); None reads without dask (lazily from disk).
-
-    Returns
-    -------
-    InferenceData (ArviZ 0.x) or xarray.DataTree (ArviZ 1.x, or without ArviZ)
-    """
-    import xarray as xr
-
-    from .xr.containers import arviz_major
-
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"no such file or directory: {path}")
-    is_zarr = path.is_dir() or path.suffix == ".zarr"
-    if arviz_major() != 0:
-        try:
-            tree = xr.open_datatree(str(path), engine="zarr" if is_zarr else None, chunks=chunks)
-        except (ValueError, OSError) as err:  # xarray's "consider installing IO dependencies"
-            raise _unreadable(path, is_zarr, err) from err
-        if not tree.children:
-            raise ValueError(f"{path} holds no groups (expected `posterior` and `sample_stats`).")
-        return tree
-    import arviz as az
-
-    if is_zarr:
-        # read group by group with xarray: works with zarr 2 and 3 (ArviZ's from_zarr needs zarr<3)
-        import zarr
-
-        groups = sorted(zarr.open_group(str(path), mode="r").group_keys())
-        if not groups:
-            raise ValueError(f"{path} is not an InferenceData zarr store (no groups).")
-        return az.InferenceData(**{g: xr.open_zarr(str(path), group=g, chunks=chunks) for g in groups})
-    group_kwargs = None
-    if chunks is not None:
-        group_kwargs = {g: {"chunks": chunks} for g in ("posterior", "sample_stats")}
-    try:
-        return az.InferenceData.from_netcdf(str(path), group_kwargs=group_kwargs)
-    except (ValueError, OSError) as err:  # h5py's "file signature not found", and the like
-        raise _unreadable(path, is_zarr, err) from err
-
-
-def _unreadable(path, is_zarr, err):
-    """The error for a file that is not a store of draws (the readers' own messages point at
-    missing IO dependencies or HDF5 signatures)."""
-    kind = "zarr store" if is_zarr else "netCDF file"
-    reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-    if "IO backends" in str(err) or "IO dependencies" in str(err):
-        reason = "no netCDF or zarr reader recognises its content"
-    return ValueError(
-        f"{path} is not a {kind} of draws that can be read ({reason}): save the InferenceData "
-        "with to_netcdf or to_zarr."
-    )
+#: how long ``--scheduler`` waits for the scheduler to answer
+_CONNECT_TIMEOUT = "10s"
 
 
 def _parser():
@@ -126,6 +50,14 @@ def _parser():
     p.add_argument("--per-chain", action="store_true", help="rank top states per chain instead of pooled")
     p.add_argument("--chunk-draws", type=_int_at_least(1), default=None,
                    help="open with dask, this many draws per chunk (>= 1)")  # fmt: skip
+    p.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="address of a dask.distributed scheduler (e.g. tcp://10.0.0.5:8786) whose workers read "
+        "the store and compute the summary's heavy blocks; the store is opened with dask (its own "
+        "chunks unless --chunk-draws) and its path must be readable by the workers",
+    )
     p.add_argument(
         "--method",
         choices=("bootstrap", "chi2"),
@@ -192,8 +124,12 @@ def main(argv=None):
     from .diagnostics.summary import regen_summary
 
     alpha = 0.05 if args.fail_below is None else args.fail_below
+    client = None
     try:
         chunks = None if args.chunk_draws is None else {"draw": args.chunk_draws}
+        if args.scheduler is not None:
+            client = _connect(args.scheduler)
+            chunks = {} if chunks is None else chunks  # lazily, the store's chunks: read by the workers
         idata = open_inference_data(args.path, chunks=chunks)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -210,6 +146,7 @@ def main(argv=None):
                 alpha=alpha,
                 random_seed=args.seed,
                 round_to=None,
+                client=False if client is None else client,
             )
     except (OSError, ValueError, TypeError, ImportError) as err:
         print(f"arviz-regen-summary: error: {err}", file=sys.stderr)
@@ -220,6 +157,9 @@ def main(argv=None):
         traceback.print_exc(file=sys.stderr)
         print(f"arviz-regen-summary: internal error: {type(err).__name__}: {err}", file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        if client is not None:
+            client.close()
     import pandas as pd
 
     shown = table if args.round_to is None else table.round(args.round_to)
@@ -236,6 +176,18 @@ def main(argv=None):
     if status == EXIT_NO_VERDICT:
         print(f"arviz-regen-summary: {table.attrs['verdict']}", file=sys.stderr)
     return status
+
+
+def _connect(address):
+    """A dask.distributed client of the scheduler at ``address`` (OSError when none answers)."""
+    try:
+        from distributed import Client
+    except ImportError as err:
+        raise ImportError("--scheduler needs dask.distributed: pip install 'pymc-partition[dask]'") from err
+    try:
+        return Client(address, timeout=_CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError) as err:
+        raise OSError(f"no dask scheduler answers at {address!r}: {err}") from err
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -42,6 +42,7 @@ from ..base.pair_sums import PairSums
 from ..base.state import canonicalize
 from ..base.tour_tests import _batch_seed, sequential_p_values, simes
 from ..estimates.traces import partition_traces
+from ..xr.distributed import hold_blocks, map_blocks, n_threads, resolve_client, using_client
 from ..xr.draws import load_partition
 
 __all__ = ["chain_agreement", "BATCH_TAU", "MIN_BATCHES", "MAX_BATCHES", "MAX_PAIR_ITEMS"]
@@ -70,19 +71,58 @@ def _batch_plan(tau, n_draw, batch_tau, max_batches):
     return b, n_draw // b
 
 
-def _pair_batches(pdraws, columns, b, L, offset):
-    """Batch means (pairs, C·b) of the pair indicators of the items ``columns``."""
+def _pair_batches(pdraws, columns, b, L, offset, client=None):
+    """Batch means of the pair indicators of the items ``columns``, one (pairs, b) array per
+    chain (a task per chain; left on the workers when there is a cluster)."""
     ul = kernel_labels(canonicalize(pdraws.labels_of(columns)))
+    blocks = [(pdraws.index[c],) for c in range(pdraws.n_chain)]
+    return hold_blocks(_chain_pair_batches, blocks, shared=(ul, b, L, offset), client=client)
+
+
+def _chain_pair_batches(index, ul, b, L, offset):
+    """Batch means (pairs, b) of the pair indicators along one chain (state ``index`` per draw)."""
     n = ul.shape[1]
     sums = PairSums(n, (0, n), np.arange(n))
     ends = offset + L * np.arange(b + 1)  # draws together after each batch end: column 1
     no_slot = np.zeros((0, 3), dtype=np.int64)
     no_tours = np.zeros((4, 1), dtype=np.int64)
-    out = []
-    for c in range(pdraws.n_chain):
-        _, snaps = sums.run(pdraws.index[c], ul, no_slot, np.zeros(0), no_tours, 2, snap_t=ends, snap_cols=(1,))
-        out.append(np.diff(snaps[:, 0, :], axis=0).T / L)  # (pairs, b)
-    return np.concatenate(out, axis=1)
+    _, snaps = sums.run(index, ul, no_slot, np.zeros(0), no_tours, 2, snap_t=ends, snap_cols=(1,))
+    return np.diff(snaps[:, 0, :], axis=0).T / L
+
+
+def _family(Y):
+    """The features of ``Y`` (features, units) that vary: (their rows, total and grand sums,
+    the mask of those that vary)."""
+    grand = Y.sum(axis=1)
+    total = ((Y - (grand / Y.shape[1])[:, None]) ** 2).sum(axis=1) if Y.size else np.zeros(0)
+    live = total > 1e-12 * np.maximum((Y**2).sum(axis=1), 1e-300) if Y.size else np.zeros(0, bool)
+    return np.ascontiguousarray(Y[live]), total[live], grand[live], live
+
+
+def _pair_rows(a, z, chains):
+    """:func:`_family` of the pairs a … z − 1, batch means of all chains side by side (one task)."""
+    return _family(np.concatenate([c[a:z] for c in chains], axis=1))
+
+
+def _live_mask(block):
+    return block[3]
+
+
+def _pair_row(k, chains):
+    """Batch means of pair ``k`` along all chains, shape (C·b,)."""
+    return np.concatenate([c[k] for c in chains])
+
+
+def _max_f_block(group, block, n_groups):
+    """Largest F over the varying rows of one block (:func:`_family`) of features, for each
+    permutation (one task)."""
+    Y, total, grand, _ = block
+    return max_f(Y, total, grand, group, n_groups)
+
+
+def _anova_block(block, groups, n_groups):
+    """F of each varying row of one block (:func:`_family`) of features (one task)."""
+    return anova_f(block[0], groups, n_groups) if block[0].shape[0] else np.zeros(0)
 
 
 def chain_agreement(
@@ -100,6 +140,7 @@ def chain_agreement(
     logp_var="partition_logp",
     logp=None,
     coords=None,
+    client=None,
 ):
     """Test that the chains agree, on traces that see the whole partition and on co-clustering.
 
@@ -132,6 +173,11 @@ def chain_agreement(
         Level at which ``n_pairs_disagreeing`` counts pairs (family-wise over the pairs).
     logp_var, logp, coords
         As for :func:`arviz_regen.hotelling_rs`.
+    client : distributed.Client, str or None, optional
+        The ``dask.distributed`` cluster whose workers compute the traces, the pair batch means
+        (a task per chain) and the permutation maxima over the pairs (a task per block of
+        pairs): a client, a scheduler address, or None for the active client if there is one
+        (else this process); ``False``: this process. The results do not depend on it.
 
     Returns
     -------
@@ -152,9 +198,11 @@ def chain_agreement(
     UserWarning
         Chains too short for their autocorrelation (undecided); items subsampled for the pairs.
     """
-    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
+    client = resolve_client(client)
+    with using_client(client):
+        pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     if traces is None:
-        traces = partition_traces(pdraws)
+        traces = partition_traces(pdraws, client=client or False)
     names = [v for v in traces.data_vars if set(traces[v].dims) == {"chain", "draw"}]
     X = np.stack([traces[v].transpose("chain", "draw").values.astype(float) for v in names])  # (F, C, n)
     C, n = pdraws.n_chain, pdraws.n_draw
@@ -198,21 +246,27 @@ def chain_agreement(
             UserWarning,
             stacklevel=2,
         )
-    Yp = _pair_batches(pdraws, columns, b, L, offset) if pairs and columns.size > 1 else np.zeros((0, C * b))
     # groups: the two halves of every chain, b/2 consecutive batches each
     m = b // 2
     groups = np.repeat(np.arange(2 * C), m)
     G = 2 * C
-    fams = []
-    for Y in (Ys, Yp):
-        grand = Y.sum(axis=1)
-        total = ((Y - (grand / Y.shape[1])[:, None]) ** 2).sum(axis=1) if Y.size else np.zeros(0)
-        live = total > 1e-12 * np.maximum((Y**2).sum(axis=1), 1e-300) if Y.size else np.zeros(0, bool)
-        Y = np.ascontiguousarray(Y[live])
-        fams.append((Y, total[live], grand[live], live))
+    traces_fam = _family(Ys)
     f_traces = np.full(len(names), nan)
-    f_traces[fams[0][3]] = anova_f(fams[0][0], groups, G)
-    f_pairs = anova_f(fams[1][0], groups, G) if fams[1][0].shape[0] else np.zeros(0)
+    f_traces[traces_fam[3]] = anova_f(traces_fam[0], groups, G)
+    # the pairs, the large family: made and held by the workers in blocks of pairs (one block
+    # without a cluster); F and its maxima are per pair, so the blocks change nothing
+    n_pairs_all = columns.size * (columns.size - 1) // 2 if pairs and columns.size > 1 else 0
+    chains = _pair_batches(pdraws, columns, b, L, offset, client) if n_pairs_all else []
+    n_blocks = 1 if client is None else max(1, min(n_pairs_all, 2 * n_threads(client)))
+    cuts = np.linspace(0, n_pairs_all, n_blocks + 1).round().astype(np.int64)
+    held = hold_blocks(_pair_rows, [(a, z, chains) for a, z in zip(cuts[:-1], cuts[1:])], client=client) if n_pairs_all else []
+    live = np.concatenate(list(map_blocks(_live_mask, [(h,) for h in held], client=client))) if held else np.zeros(0, bool)
+    n_live = int(live.sum())
+    f_pairs = (
+        np.concatenate(list(map_blocks(_anova_block, [(h,) for h in held], shared=(groups, G), client=client,
+                                       name="anova_pairs")))
+        if n_live else np.zeros(0)
+    )  # fmt: skip
     observed = np.array([
         np.nanmax(f_traces) if np.isfinite(f_traces).any() or np.isinf(f_traces).any() else nan,
         f_pairs.max() if f_pairs.size else nan,
@@ -224,9 +278,14 @@ def chain_agreement(
         rng = np.random.default_rng(_batch_seed(int(seeds[0]), i))
         # a random reassignment of the batches to the half-chains (each keeps m of them)
         group = np.ascontiguousarray(groups[np.argsort(rng.random((size, C * b)), axis=1)])
-        out = np.stack([
-            max_f(Y, tot, grand, group, G) if Y.shape[0] else np.full(size, nan) for Y, tot, grand, _ in fams
-        ])
+        Y_t, tot_t, grand_t, _ = traces_fam
+        out_s = max_f(Y_t, tot_t, grand_t, group, G) if Y_t.shape[0] else np.full(size, nan)
+        if n_live:
+            parts = map_blocks(_max_f_block, [(group, h) for h in held], shared=(G,), client=client, name="max_f_pairs")
+            out_p = np.max(np.stack(list(parts)), axis=0)
+        else:
+            out_p = np.full(size, nan)
+        out = np.stack([out_s, out_p])
         reps.append(out)
         return out
 
@@ -240,13 +299,12 @@ def chain_agreement(
         if np.isfinite(p[1]) and p[1] < alpha and rep.shape[1]:
             crit = np.quantile(rep[1], 1 - alpha)
             n_sig = int(np.sum(f_pairs >= crit))
-        live_idx = np.flatnonzero(fams[1][3])
-        k = live_idx[int(np.argmax(f_pairs))]
+        k = int(np.flatnonzero(live)[int(np.argmax(f_pairs))])
         ii, jj = np.triu_indices(columns.size, 1)
         worst = (int(columns[ii[k]]), int(columns[jj[k]]))
-        worst_cc = Yp[k].reshape(C, b).mean(axis=1)
+        worst_cc = next(map_blocks(_pair_row, [(k, chains)], client=client)).reshape(C, b).mean(axis=1)
     attrs = {**base, "reason": "", "n_permutations_used": int(used), "pairs": subset_note or ("all pairs" if pairs else "none")}
-    return _dataset(names, f_traces, p_trace, p_all, p[0], p[1], int(fams[1][0].shape[0]), n_sig, worst, worst_cc, pdraws, attrs)
+    return _dataset(names, f_traces, p_trace, p_all, p[0], p[1], n_live, n_sig, worst, worst_cc, pdraws, attrs)
 
 
 def _dataset(names, f_traces, p_trace, p_all, p_traces, p_pairs, n_pairs, n_sig, worst, worst_cc, pdraws, attrs):

@@ -15,6 +15,7 @@ import xarray as xr
 
 from ..base.conditional import conditional_test
 from ..xr.containers import get_group, group_names, is_datatree, is_inference_data
+from ..xr.distributed import TASK_PREFIX, resolve_client
 
 __all__ = ["ALL", "GROUP", "conditional_check"]
 
@@ -43,7 +44,23 @@ def _terms_dataset(data):
     )
 
 
-def conditional_check(data, *, var_names=None, kind="p_value"):
+def _test_terms(terms):
+    """The test of one variable's terms (chain, draw, check): numpy in, the kernel's result out."""
+    return conditional_test(np.asarray(terms, dtype=float))
+
+
+def _run_test(da, client):
+    """:func:`_test_terms` here, or as one task of ``client``'s cluster: the dask-backed terms
+    are read by the workers and only the small result comes back."""
+    if client is None:
+        return _test_terms(da.values)
+    import dask
+
+    key = f"{TASK_PREFIX}-conditional_test-{dask.base.tokenize(da.data)}"
+    return client.compute(dask.delayed(_test_terms, pure=True)(da.data, dask_key_name=key)).result()
+
+
+def conditional_check(data, *, var_names=None, kind="p_value", client=None):
     """Conditional (discrete Stein) check of the partition draws against their posterior.
 
     Parameters
@@ -101,6 +118,7 @@ def conditional_check(data, *, var_names=None, kind="p_value"):
     if kind not in _KINDS:
         raise ValueError(f"`kind` must be one of {_KINDS}, got {kind!r}.")
     ds = _terms_dataset(data)
+    client = resolve_client(client)
     names = (
         list(ds.data_vars)
         if var_names is None
@@ -124,7 +142,7 @@ def conditional_check(data, *, var_names=None, kind="p_value"):
         dim = other[0]
         da = da.transpose("chain", "draw", dim)
         try:
-            res = conditional_test(np.asarray(da.values, dtype=float))
+            res = _run_test(da, client)
         except ValueError as err:
             raise ValueError(f"{name!r}: {err}") from None
         per = {

@@ -22,6 +22,7 @@ import xarray as xr
 
 from ..base.tour_tests import N_LONGEST
 from ..estimates.traces import partition_traces
+from ..xr.distributed import current_client, resolve_client, using_client
 from ..xr.draws import load_partition, to_inference_data
 from ..xr.regeneration import SampledHyperparametersWarning
 from .agreement import chain_agreement
@@ -160,6 +161,7 @@ def regen_summary(
     round_to=None,
     logp=None,
     coords=None,
+    client=None,
 ):
     """Summary table and verdict: R-hat and ESS of traces that see the partition, and the deciding test.
 
@@ -191,6 +193,12 @@ def regen_summary(
         Log posterior ``(chain, draw)`` for inputs without sample_stats.
     coords : dict, optional
         Selection of chains and draws applied first.
+    client : distributed.Client, str or None, optional
+        The ``dask.distributed`` cluster whose workers read and hash dask-backed labels and run
+        the heavy blocks of the traces, the chain-agreement test and the conditional check: a
+        client, a scheduler address (``arviz-regen-summary --scheduler``), or None for the
+        active client if there is one (else this process); ``False``: this process. The table
+        does not depend on it.
 
     Returns
     -------
@@ -253,6 +261,11 @@ def regen_summary(
 
     ``print(table)`` shows every column and ends with that verdict line.
     """
+    params = dict(locals())  # the arguments, for the call under the client below
+    client = resolve_client(client)
+    if client is not None and current_client() is not client:  # every step inside runs there
+        with using_client(client):
+            return regen_summary(**{**params, "client": client})
     idata = to_inference_data(data, logp=logp, coords=coords, logp_var=logp_var)
     pdraws = load_partition(idata, var_names, logp_var=logp_var)
     traces = partition_traces(pdraws)

@@ -35,10 +35,24 @@ from ..base.pair_kernels import (
     row_blocks,
     symmetrize_half,
 )
+from ..xr.distributed import map_blocks, n_threads, resolve_client, using_client
 from ..xr.draws import load_partition, select_items
 from ..xr.regeneration import assemble, estimate, eval_positions, regenerate
 
 __all__ = ["coclustering"]
+
+
+def _pair_block(i0, i1, tours, se_method, ulabels, perm, positions, combined):
+    """Mean and standard error of the pairs of item rows i0 … i1 − 1 (one task of a cluster)."""
+    mean, se, _ = estimate(
+        tours,
+        se_method,
+        rs_kernel=pair_rs_kernel(ulabels, rows=(i0, i1), perm=perm),
+        bm_kernel=pair_bm_kernel(ulabels, rows=(i0, i1), perm=perm),
+        positions=positions,
+        combined=combined,
+    )
+    return mean, se
 
 
 def _refuse_early(data, var_names, combined, cumulative, n_points, items, coords):
@@ -76,6 +90,7 @@ def coclustering(
     logp=None,
     coords=None,
     items=None,
+    client=None,
 ):
     """Co-clustering probabilities with regenerative-sampling standard errors and CV.
 
@@ -117,6 +132,11 @@ def coclustering(
         of the result, 3 × (items)² floats per estimate: for tens of thousands of items name the
         subset you need. A result larger than the available memory raises a MemoryError that
         says so.
+    client : distributed.Client, str or None, optional
+        The ``dask.distributed`` cluster whose workers compute the blocks of item rows (and read
+        and hash dask-backed labels): a client, a scheduler address, or None for the active
+        client if there is one (else this process); ``False``: this process. The results are
+        the same to the last bit.
 
     Returns
     -------
@@ -148,7 +168,9 @@ def coclustering(
     if not isinstance(combined, (bool, np.bool_)):
         raise TypeError(f"`combined` must be a bool, got {combined!r}.")
     _refuse_early(data, var_names, combined, cumulative, n_points, items, coords)
-    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
+    client = resolve_client(client)
+    with using_client(client):
+        pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     cols = select_items(pdraws, items)
     reg = regenerate(pdraws, regeneration, se_method=se_method, combined=combined, what="coclustering")
     n = cols.size
@@ -173,15 +195,13 @@ def coclustering(
     # evaluation draw, the sums it returns (about five), stacked over chains (a copy) and pooled
     n_eval = 1 if positions is None else len(positions)
     per_pair = 8 * (12 + 6 * n_eval + 12 * pdraws.n_chain * n_eval)
-    for i0, i1 in row_blocks(n, max(1, PAIR_BLOCK_BYTES // per_pair)):
-        mean_p, se_p, _ = estimate(
-            reg.tours,
-            reg.se_method,
-            rs_kernel=pair_rs_kernel(ulabels, rows=(i0, i1), perm=perm),
-            bm_kernel=pair_bm_kernel(ulabels, rows=(i0, i1), perm=perm),
-            positions=positions,
-            combined=combined,
-        )
+    max_pairs = max(1, PAIR_BLOCK_BYTES // per_pair)
+    if client is not None:  # a pair's sums do not depend on the block: blocks for every worker thread
+        max_pairs = min(max_pairs, max(1, -(-n * (n - 1) // (4 * n_threads(client)))))
+    blocks = row_blocks(n, max_pairs)
+    results = map_blocks(_pair_block, blocks, client=client,
+                         shared=(reg.tours, reg.se_method, ulabels, perm, positions, combined))  # fmt: skip
+    for (i0, i1), (mean_p, se_p) in zip(blocks, results):  # one block's results at a time
         for arr, src in ((mean, mean_p), (se, se_p)):
             fill_half(arr, src, perm, i0, i1)
         del mean_p, se_p

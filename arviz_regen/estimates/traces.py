@@ -20,10 +20,11 @@ import numpy as np
 import xarray as xr
 
 from ..base.partition_loss import _losses, parse_loss
-from ..base.state import canonicalize
+from ..base.state import canonicalize, keys_to_labels
+from ..xr.distributed import map_blocks, resolve_client, using_client
 from ..xr.draws import load_partition
 
-__all__ = ["reference_partitions", "partition_traces", "k_medoids", "REFERENCE_SAMPLE", "N_REFERENCES"]
+__all__ = ["reference_partitions", "partition_traces", "k_medoids", "state_traces", "REFERENCE_SAMPLE", "N_REFERENCES"]
 
 #: most draws of the thinned pooled sample from which the reference partitions are chosen
 REFERENCE_SAMPLE = 120
@@ -31,6 +32,33 @@ REFERENCE_SAMPLE = 120
 N_REFERENCES = 2
 #: losses of the distance traces by default
 LOSSES = ("VI", "binder")
+#: labels (states × items) per block of :func:`state_traces`: bounds the memory of a block, and
+#: the blocks are the tasks of a dask.distributed cluster. Fixed, so that the blocks (and the
+#: results, to the last bit) are the same with and without a cluster.
+STATE_BLOCK_LABELS = 1 << 21
+
+
+def state_traces(keys, n_items, refs, specs):
+    """Distances of states to the references, and their numbers of clusters (numpy kernel).
+
+    Parameters
+    ----------
+    keys : numpy.ndarray, shape (S,)
+        State keys (:func:`arviz_regen.base.state.state_keys`) of a block of states.
+    n_items : int
+    refs : numpy.ndarray of int64, shape (R, n_items)
+        Canonical reference partitions.
+    specs : sequence of Loss
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(specs) * R + 1, S)
+        The distance of each state to each reference, loss by loss, then its number of clusters.
+    """
+    labels = np.ascontiguousarray(keys_to_labels(keys, n_items))
+    rows = [_losses(refs, labels, spec) for spec in specs]
+    rows.append((labels.max(axis=1) + 1).astype(float)[None])
+    return np.concatenate(rows, axis=0)
 
 
 def k_medoids(D, k, max_iter=100):
@@ -95,7 +123,7 @@ def reference_partitions(pdraws, n_references=N_REFERENCES, max_draws=REFERENCE_
         Canonical labels; fewer rows when the sample holds fewer distinct states.
     """
     states = _sample_states(pdraws, max_draws)
-    labels = np.ascontiguousarray(pdraws.labels[states])
+    labels = np.ascontiguousarray(keys_to_labels(pdraws.keys[states], pdraws.n_items))  # not all states' labels
     D = _losses(labels, labels, parse_loss("VI"))
     D = np.maximum((D + D.T) / 2.0, 0.0)  # symmetric up to rounding
     return labels[k_medoids(D, n_references)]
@@ -111,6 +139,7 @@ def partition_traces(
     logp_var="partition_logp",
     logp=None,
     coords=None,
+    client=None,
 ):
     """Scalar traces of a partition chain for R-hat and ESS: distances to references, n_clusters, logp.
 
@@ -132,6 +161,11 @@ def partition_traces(
         Log posterior ``(chain, draw)`` for inputs without sample_stats.
     coords : dict, optional
         Selection of chains and draws applied first.
+    client : distributed.Client, str or None, optional
+        The ``dask.distributed`` cluster that computes the distances, block by block of
+        distinct states (reading and hashing dask-backed labels too): a client, a scheduler
+        address, or None for the active client if there is one (else this process); ``False``:
+        this process. The results do not depend on it.
 
     Returns
     -------
@@ -161,7 +195,9 @@ def partition_traces(
     >>> bool(float(rhat["vi_ref0"]) < 1.01)
     True
     """
-    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
+    client = resolve_client(client)
+    with using_client(client):
+        pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     if references is None:
         refs = reference_partitions(pdraws, n_references)
     else:
@@ -169,15 +205,19 @@ def partition_traces(
         if refs.shape[1] != pdraws.n_items:
             raise ValueError(f"`references` must have {pdraws.n_items} items per row, got shape {refs.shape}.")
         refs = canonicalize(refs)
-    ulabels = np.ascontiguousarray(pdraws.labels)
+    specs = [parse_loss(loss) for loss in losses]
+    refs = np.ascontiguousarray(refs, dtype=np.int64)
+    step = max(1, STATE_BLOCK_LABELS // max(1, pdraws.n_items))
+    blocks = [(pdraws.keys[s : s + step],) for s in range(0, pdraws.n_states, step)]
+    per_state = np.concatenate(
+        list(map_blocks(state_traces, blocks, shared=(pdraws.n_items, refs, specs), client=client)), axis=1
+    )  # (losses × references + 1, states)
     data_vars = {}
-    for loss in losses:
-        spec = parse_loss(loss)
-        dist = _losses(np.ascontiguousarray(refs), ulabels, spec)  # (references, states)
+    for i, spec in enumerate(specs):
         name = spec.label.lower().replace("(a=", "_a").replace(")", "")
         for r in range(refs.shape[0]):
-            data_vars[f"{name}_ref{r}"] = (("chain", "draw"), dist[r][pdraws.index])
-    data_vars["n_clusters"] = (("chain", "draw"), (ulabels.max(axis=1) + 1)[pdraws.index].astype(float))
+            data_vars[f"{name}_ref{r}"] = (("chain", "draw"), per_state[i * refs.shape[0] + r][pdraws.index])
+    data_vars["n_clusters"] = (("chain", "draw"), per_state[-1][pdraws.index])
     if pdraws.logp_draws is not None:  # of the joint chain when hyperparameters were sampled
         data_vars[pdraws.logp_name] = (("chain", "draw"), pdraws.logp_draws)
     # a coordinate, not a variable: ArviZ's rhat/ess refuse variables without (chain, draw)

@@ -168,8 +168,8 @@ def _score_terms(model, posterior, partitions, thin):
     return out, names_out
 
 
-def compute_conditional_checks(idata, *, model=None, var_names=None, items=None, thin=1, seed=0,
-                               hyperparameters=True, extend_inferencedata=True):  # fmt: skip
+def compute_conditional_checks(idata, *, model=None, var_names=None, items=None, thin=1, random_seed=None,
+                               hyperparameters=True, extend_inferencedata=True, seed=None):  # fmt: skip
     """Per-draw terms of the conditional (discrete Stein) check of each partition's draws.
 
     Parameters
@@ -186,8 +186,8 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
         instead of all: cheaper, less powerful.
     thin : int, default 1
         Evaluate every ``thin``-th draw.
-    seed : int, default 0
-        Seed of the partners (and of the subset of items).
+    random_seed : int or numpy.random.Generator, optional
+        Seed of the partners (and of the subset of items); default 0.
     hyperparameters : bool, default True
         Also add the Langevin terms of the model's continuous free variables (variable
         ``hyperparameters``, dims ``(chain, draw, hyper_check)``): for each unconstrained
@@ -197,6 +197,8 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
     extend_inferencedata : bool, default True
         Add the terms as the ``conditional_checks`` group of ``idata`` (replacing one there) and
         return ``idata``; else return the Dataset.
+    seed : int, optional
+        Deprecated name of ``random_seed`` (same draws).
 
     Returns
     -------
@@ -215,6 +217,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
     import pymc as pm
     import xarray as xr
 
+    from arviz_regen.base.seeds import random_seed_argument
     from arviz_regen.xr.containers import (
         add_group,
     )
@@ -230,6 +233,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
     from .predictive._types import quiet_compile
     from .state import canonicalize
 
+    seed = random_seed_argument(random_seed, seed, default=0)
     model = pm.modelcontext(model)
     posterior = sampled_posterior(idata)
     if isinstance(thin, bool) or not isinstance(thin, (int, np.integer)) or thin < 1:
@@ -317,7 +321,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=None,
         coords["check"] = list(CHECK_NAMES)
         results[rv.name] = xr.DataArray(
             out.reshape(n_chain, n_draw, len(CHECK_NAMES)), dims=("chain", "draw", "check"), coords=coords,
-            attrs={"items_per_draw": int(chosen.size), "n_items": n, "seed": int(seed), "thin": int(thin)},
+            attrs={"items_per_draw": int(chosen.size), "n_items": n, **({"seed": int(seed)} if isinstance(seed, (int, np.integer)) else {}), "thin": int(thin)},
         )  # fmt: skip
     if hyperparameters:
         partitions = find_partition_vars(model)

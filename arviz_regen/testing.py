@@ -242,9 +242,9 @@ def make_idata(states, index, logp_states, var_name="z", logp_shift=0.0):
 
 
 @lazy_njit(cache=True)
-def _block_kernel(homes, cum_other, rho, switch, modes, n_draw, burn, seed):
-    """Labels (chain, draw, item) of :func:`block_chain` (not canonical)."""
-    np.random.seed(seed)
+def _block_kernel(rng, homes, cum_other, rho, switch, modes, n_draw, burn):
+    """Labels (chain, draw, item) of :func:`block_chain` (not canonical); ``rng``: a numpy
+    ``Generator`` (numba draws from it: no global seeding)."""
     n_chain = modes.shape[0]
     n_items = homes.shape[1]
     n_lab = cum_other.shape[0]
@@ -255,12 +255,12 @@ def _block_kernel(homes, cum_other, rho, switch, modes, n_draw, burn, seed):
         for i in range(n_items):  # labels start from the target given the mode
             lab[i] = -1
         for t in range(-burn, n_draw):
-            if switch > 0.0 and np.random.random() < switch:
+            if switch > 0.0 and rng.random() < switch:
                 mode = 1 - mode
             for i in range(n_items):
-                if lab[i] < 0 or np.random.random() < rho:
+                if lab[i] < 0 or rng.random() < rho:
                     # fresh draw: the home block with probability cum_other[0], else another label
-                    u = np.random.random()
+                    u = rng.random()
                     if u < cum_other[0]:
                         lab[i] = homes[mode, i]
                     else:
@@ -339,8 +339,7 @@ class BlockModel:
         modes = np.broadcast_to(np.asarray(modes, dtype=np.int64), (n_chain,)).copy()
         if burn is None:
             burn = int(20 / rho) + (int(5 / switch) if switch > 0 else 0)
-        seed = int(rng.integers(0, 2**31 - 1))
-        raw = _block_kernel(self.homes, self._cum, float(rho), float(switch), modes, int(n_draw), int(burn), seed)
+        raw = _block_kernel(rng, self.homes, self._cum, float(rho), float(switch), modes, int(n_draw), int(burn))
         labels = canonicalize(raw)
         return labels, _crp_logp(labels)
 

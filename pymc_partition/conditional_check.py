@@ -171,8 +171,8 @@ def _score_terms(model, posterior, partitions, thin):
     return out, names_out
 
 
-def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, thin=1, seed=0,
-                               hyperparameters=True, extend_inferencedata=True):  # fmt: skip
+def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, thin=1, random_seed=None,
+                               hyperparameters=True, extend_inferencedata=True, seed=None):  # fmt: skip
     """Per-draw terms of the conditional (discrete Stein) check of each partition's draws.
 
     Parameters
@@ -194,8 +194,8 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
         ``benchmarks/bench_conditional_check.py``.
     thin : int, default 1
         Evaluate every ``thin``-th draw.
-    seed : int, default 0
-        Seed of the partners and of each draw's items.
+    random_seed : int or numpy.random.Generator, optional
+        Seed of the partners and of each draw's items; default 0.
     hyperparameters : bool, default True
         Also add the Langevin terms of the model's continuous free variables (variable
         ``hyperparameters``, dims ``(chain, draw, hyper_check)``): for each unconstrained
@@ -205,6 +205,8 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
     extend_inferencedata : bool, default True
         Add the terms as the ``conditional_checks`` group of ``idata`` (replacing one there) and
         return ``idata``; else return the Dataset.
+    seed : int, optional
+        Deprecated name of ``random_seed`` (same draws).
 
     Returns
     -------
@@ -223,6 +225,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
     import pymc as pm
     import xarray as xr
 
+    from arviz_regen.base.seeds import random_seed_argument
     from arviz_regen.xr.containers import (
         add_group,
     )
@@ -238,6 +241,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
     from .predictive._types import quiet_compile
     from .state import canonicalize
 
+    seed = random_seed_argument(random_seed, seed, default=0)
     model = pm.modelcontext(model)
     posterior = sampled_posterior(idata)
     if isinstance(thin, bool) or not isinstance(thin, (int, np.integer)) or thin < 1:
@@ -327,7 +331,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
         coords["check"] = list(CHECK_NAMES)
         results[rv.name] = xr.DataArray(
             out.reshape(n_chain, n_draw, len(CHECK_NAMES)), dims=("chain", "draw", "check"), coords=coords,
-            attrs={"items_per_draw": int(R), "n_items": n, "seed": int(seed), "thin": int(thin)},
+            attrs={"items_per_draw": int(R), "n_items": n, **({"seed": int(seed)} if isinstance(seed, (int, np.integer)) else {}), "thin": int(thin)},
         )  # fmt: skip
     if hyperparameters:
         partitions = find_partition_vars(model)

@@ -85,13 +85,8 @@ def tour_types(counts, lengths):
 
 
 @lazy_njit(cache=True)
-def _seed(seed):
-    np.random.seed(seed)
-
-
-@lazy_njit(cache=True)
-def _draw(cum, total):
-    u = np.random.random() * total
+def _draw(rng, cum, total):
+    u = rng.random() * total
     lo = 0
     hi = cum.shape[0] - 1
     while lo < hi:  # first index with cum > u
@@ -104,7 +99,7 @@ def _draw(cum, total):
 
 
 @lazy_njit(cache=True)
-def _renewal_kernel(counts, lengths, mult, budgets, residual_start, n_rep):
+def _renewal_kernel(rng, counts, lengths, mult, budgets, residual_start, n_rep):
     U, K = counts.shape
     C = budgets.shape[0]
     out_counts = np.zeros((n_rep, C, K))
@@ -134,8 +129,8 @@ def _renewal_kernel(counts, lengths, mult, budgets, residual_start, n_rep):
             budget = budgets[c]
             pos = 0
             if residual_start:
-                u0 = _draw(cum_biased, accb)
-                offset = np.random.randint(0, lengths[u0])
+                u0 = _draw(rng, cum_biased, accb)
+                offset = rng.integers(0, lengths[u0])
                 if offset == 0:  # the chain starts exactly at δ: the first tour is whole
                     if lengths[u0] <= budget:
                         pos = lengths[u0]
@@ -149,7 +144,7 @@ def _renewal_kernel(counts, lengths, mult, budgets, residual_start, n_rep):
             while True:
                 # a run of type-s tours before the next other tour: Geometric(1 − p_s) − 1 of them
                 if p_s < 1.0:
-                    g = np.random.geometric(1.0 - p_s) - 1
+                    g = rng.geometric(1.0 - p_s) - 1
                 else:
                     g = (budget - pos) // n_s + 1
                 room = (budget - pos) // n_s
@@ -161,7 +156,7 @@ def _renewal_kernel(counts, lengths, mult, budgets, residual_start, n_rep):
                     pos += m * n_s
                 if m < g or p_s >= 1.0:
                     break
-                v = _draw(cum_other, acc)
+                v = _draw(rng, cum_other, acc)
                 if pos + lengths[v] > budget:
                     break
                 for k in range(K):
@@ -183,7 +178,8 @@ def renewal_sums(types, budgets, n_rep, seed, residual_start=False):
     n_rep : int
         Number of bootstrap replicates.
     seed : int
-        Seed of the kernel's random stream (reproducible).
+        Seed of the kernel's random stream (reproducible): a :class:`numpy.random.Generator` of
+        it is passed to the kernel (no global numba seeding).
     residual_start : bool
         Start each pseudo-chain at a stationary position (see module notes).
 
@@ -198,14 +194,13 @@ def renewal_sums(types, budgets, n_rep, seed, residual_start=False):
     if types.lengths.size == 0:
         K = types.counts.shape[1]
         return np.zeros((n_rep, budgets.size, K)), np.zeros((n_rep, budgets.size))
-    _seed(int(seed) % (2**32))
     return _renewal_kernel(
-        types.counts.astype(np.float64), types.lengths, types.mult, budgets, bool(residual_start), int(n_rep)
+        np.random.default_rng(int(seed)), types.counts.astype(np.float64), types.lengths, types.mult, budgets, bool(residual_start), int(n_rep)
     )
 
 
 @lazy_njit(cache=True)
-def _binomial(m, p):
+def _binomial(rng, m, p):
     """Binomial(m, p) draw by inversion from the mode, alternating above and below it.
 
     O(standard deviation) steps, and much quicker to compile than numba's ``np.random.binomial``
@@ -221,7 +216,7 @@ def _binomial(m, p):
         math.lgamma(m + 1.0) - math.lgamma(k0 + 1.0) - math.lgamma(m - k0 + 1.0)
         + k0 * math.log(p) + (m - k0) * math.log1p(-p)
     )  # fmt: skip
-    u = np.random.random() - p0
+    u = rng.random() - p0
     up, pu = k0, p0
     down, pd = k0, p0
     while u >= 0.0 and (up < m or down > 0):
@@ -241,7 +236,7 @@ def _binomial(m, p):
 
 
 @lazy_njit(cache=True)
-def _permutation_kernel(counts, lengths, mult, n_tours, n_rep):
+def _permutation_kernel(rng, counts, lengths, mult, n_tours, n_rep):
     U, K = counts.shape
     C = n_tours.shape[0]
     out_counts = np.zeros((n_rep, C, K))
@@ -271,7 +266,7 @@ def _permutation_kernel(counts, lengths, mult, n_tours, n_rep):
                     # hypergeometric split, drawn as a binomial kept within the places left:
                     # conservative by at most the finite-population factor of this type's share
                     # (the exact split makes the agreement test liberal; see permuted_sums)
-                    x = _binomial(m, room[c] / rest) if room[c] > 0 else 0
+                    x = _binomial(rng, m, room[c] / rest) if room[c] > 0 else 0
                     if x > room[c]:
                         x = room[c]
                     if x < m - (rest - room[c]):
@@ -290,7 +285,7 @@ def _permutation_kernel(counts, lengths, mult, n_tours, n_rep):
             for _ in range(room[c]):
                 owner[j] = c
                 j += 1
-        np.random.shuffle(owner)
+        rng.shuffle(owner)
         j = 0
         for u in range(U):
             if mult[u] > C:
@@ -324,6 +319,7 @@ def permuted_sums(types, n_tours, n_rep, seed):
         Whole tours of each chain (summing to ``types.n_tours``).
     n_rep : int
     seed : int
+        Seed of the kernel's random stream (a :class:`numpy.random.Generator` of it).
 
     Returns
     -------
@@ -336,8 +332,7 @@ def permuted_sums(types, n_tours, n_rep, seed):
     if types.lengths.size == 0:
         K = types.counts.shape[1]
         return np.zeros((n_rep, n_tours.size, K)), np.zeros((n_rep, n_tours.size))
-    _seed(int(seed) % (2**32))
-    return _permutation_kernel(types.counts.astype(np.float64), types.lengths, types.mult, n_tours, int(n_rep))
+    return _permutation_kernel(np.random.default_rng(int(seed)), types.counts.astype(np.float64), types.lengths, types.mult, n_tours, int(n_rep))
 
 
 def pearson_statistic(dev, q, scale):

@@ -156,6 +156,18 @@ def test_group_and_chunks():
     assert (
         thinned["z"].shape == (2, 100, 4) and thinned["z"].attrs["items_per_draw"] == 2
     )
+    # random_seed, as every public function; `seed` still works for a release (same partners)
+    short = {"posterior": {"z": labels[:, :20]}}
+    new = pmp.compute_conditional_checks(from_dict(short), model=model, items=4, random_seed=5,
+                                         extend_inferencedata=False)  # fmt: skip
+    with pytest.warns(DeprecationWarning, match="`seed` is deprecated"):
+        old = pmp.compute_conditional_checks(from_dict(short), model=model, items=4, seed=5,
+                                             extend_inferencedata=False)  # fmt: skip
+    np.testing.assert_array_equal(new["z"].values, old["z"].values)
+    assert new["z"].attrs["seed"] == 5
+    other = pmp.compute_conditional_checks(from_dict(short), model=model, items=4, random_seed=np.random.default_rng(5),
+                                           extend_inferencedata=False)  # fmt: skip
+    np.testing.assert_array_equal(other["z"].values, new["z"].values)
 
 
 def test_random_hyperparameters_use_each_draw():

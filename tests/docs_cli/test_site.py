@@ -26,6 +26,7 @@ PAGES = {  # one per section of the site, with a word its title must hold
     "guides/point_estimates.html": "Point estimates",
     "gallery/index.html": "Gallery",
     "gallery/arabidopsis_convergence.html": "Arabidopsis",
+    "gallery/galaxies_escobar_west.html": "Galaxies",
     "api/index.html": "API reference",
     "api/arviz_regen.html": "arviz_regen",
     "api/generated/arviz_regen.hotelling_rs.html": "hotelling_rs",
@@ -33,7 +34,7 @@ PAGES = {  # one per section of the site, with a word its title must hold
     "performance.html": "Performance",
 }
 PAGES_WITH_FIGURES = ["index.html", "getting_started.html", "guides/diagnostic.html", "guides/point_estimates.html",
-                      "gallery/arabidopsis_convergence.html"]
+                      "gallery/arabidopsis_convergence.html", "gallery/galaxies_escobar_west.html"]
 
 
 def _driver():

@@ -284,7 +284,7 @@ CASES = [
 ITEMS = (0.5, None)
 
 
-def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None):
+def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None, progress=False):
     """Every case at ``n`` items: each ``items`` setting's rejection rates on the same chains,
     and the size of the error (Δ mean number of clusters, largest co-clustering difference on
     the first 200 items, against the right model's runs; the noise floor is the right model's
@@ -312,6 +312,9 @@ def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None):
                 ks.append(mean_clusters(labels[r]))
                 if len(cc) < 10:
                     cc.append(coclustering(labels[r]))
+            if progress and b + nb < runs:  # cumulative rows so far (a long run can be cut short)
+                for it in ITEMS:
+                    row(f"  (so far) {n} items, {name}, items={it}", rej[it], f"| {time.process_time() - t0:.0f} s")
         k = float(np.mean(ks))
         cc_mean = np.mean(cc, axis=0)
         if base is None:
@@ -413,6 +416,7 @@ def main(argv=None):
                     help="runs per case at each size, e.g. 50:100,200:500,2000:40")  # fmt: skip
     ap.add_argument("--cases", default=None, help="names of the cases (separated by semicolons; default all)")
     ap.add_argument("--seed", type=int, default=0, help="offset of the sizes section's seeds (independent runs)")
+    ap.add_argument("--batch", type=int, default=None, help="runs per compiled call; print the rows so far after each")
     args = ap.parse_args(argv)
     sections = args.sections.split(",")
     print(HEADER + " | largest Δ co-clustering | CPU")
@@ -427,7 +431,8 @@ def main(argv=None):
             runs.update({int(a): int(b) for a, b in (x.split(":") for x in args.size_runs.split(","))})
         cases = CASES if args.cases is None else [c for c in CASES if c[0] in args.cases.split(";")]
         for n in (int(n) for n in args.sizes.split(",")):
-            size_designs(n, runs[n], cases, seed=11 + 104729 * args.seed)
+            size_designs(n, runs[n], cases, seed=11 + 104729 * args.seed, batch=args.batch,
+                         progress=args.batch is not None)  # fmt: skip
 
 
 if __name__ == "__main__":

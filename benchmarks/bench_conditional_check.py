@@ -1,21 +1,23 @@
 """Level and power of the conditional (discrete Stein) check, by simulation (issue 25, item 1).
 
-Run: ``python benchmarks/bench_conditional_check.py [--quick] [--sections level,power,cost]``.
-Every design has a known answer and a fixed seed; each prints the rejection rate at α = 0.05 of
-each test function's p-value and of all of them together (``all``, the one a verdict reads), with
-its binomial standard error and the number of runs.
+Run: ``python benchmarks/bench_conditional_check.py [--quick] [--sections level,sizes,cost]``
+(``--size-runs 200:500``, ``--cases "a;b"``, ``--seed`` for independent runs in several
+processes, ``--batch`` to print the rows so far). Every design has a known answer and a fixed
+seed; each prints the rejection rate at α = 0.05 of each test function's p-value and of all of
+them together (``all``, the one a verdict reads), with its binomial standard error and the number
+of runs, for half the items per draw (the default) and all items on the same draws.
 
-level (the draws follow the posterior the check uses; ``all`` should reject ≤ 5 % + 2 SE):
-    8 items: independent exact draws (``pmp.exact_posterior``), exact Gibbs chains, Gibbs chains
-    made sticky (each step kept with probability 0.9: still reversible for the posterior, ten
-    times slower); 50, 200 and 2,000 items: Gibbs chains of the right model.
-power (Gibbs chains of a wrong target, checked against the right model, 4 chains × 1,000 draws
-    after 200 sweeps of burn-in): DP ``alpha`` off by +10 % and ±30 %, NIG ``beta0`` off by ±30 %,
-    the tempered target π^0.9. Each row reports the size of the error: the difference between the
-    wrong target's mean number of clusters and the right one's (both from the runs' chains).
-cost: :func:`pymc_partition.compute_conditional_checks` on 2,000 items × 4 × 1,000 draws through
-    a PyMC model, against ``az.ess`` of the partition's ``n_clusters`` and ``partition_logp`` and
-    against 4,000 Gibbs sweeps.
+level: 8 items (exact posterior): independent exact draws, exact Gibbs chains, sticky Gibbs
+    chains (each step kept with probability 0.9), one chain.
+sizes (50, 200, 2,000 items; :data:`CASES`): Gibbs chains of the right model (level) and of
+    wrong targets (power): DP ``alpha`` off by 10-30 %, NIG ``beta0`` off by 30 %, π^0.9, an
+    off-by-one new-cluster weight (alpha/n for alpha/(n-1), alpha+1 for alpha), chains started
+    in one cluster or all apart and judged without burn-in. Each row reports the size of the
+    error: Δ mean number of clusters and the largest co-clustering difference against the right
+    model (with the right model's own noise floor).
+cost: the check's CPU per draw over a Gibbs sweep's (the engine's step), measured in the same
+    run; ``compute_conditional_checks`` + ``regen_summary`` on 2,000 items x 4 x 1,000 draws
+    against ``az.ess`` of the same posterior.
 
 Data: three well separated 1-D Gaussian groups (means −4, 0, 4, sd 1, equal thirds), DP(1),
 ``NormalInverseGamma(0, 0.1, 2, 2)``.

@@ -1,21 +1,23 @@
 """Level and power of the conditional (discrete Stein) check, by simulation (issue 25, item 1).
 
-Run: ``python benchmarks/bench_conditional_check.py [--quick] [--sections level,power,cost]``.
-Every design has a known answer and a fixed seed; each prints the rejection rate at α = 0.05 of
-each test function's p-value and of all of them together (``all``, the one a verdict reads), with
-its binomial standard error and the number of runs.
+Run: ``python benchmarks/bench_conditional_check.py [--quick] [--sections level,sizes,cost]``
+(``--size-runs 200:500``, ``--cases "a;b"``, ``--seed`` for independent runs in several
+processes, ``--batch`` to print the rows so far). Every design has a known answer and a fixed
+seed; each prints the rejection rate at α = 0.05 of each test function's p-value and of all of
+them together (``all``, the one a verdict reads), with its binomial standard error and the number
+of runs, for half the items per draw (the default) and all items on the same draws.
 
-level (the draws follow the posterior the check uses; ``all`` should reject ≤ 5 % + 2 SE):
-    8 items: independent exact draws (``pmp.exact_posterior``), exact Gibbs chains, Gibbs chains
-    made sticky (each step kept with probability 0.9: still reversible for the posterior, ten
-    times slower); 50, 200 and 2,000 items: Gibbs chains of the right model.
-power (Gibbs chains of a wrong target, checked against the right model, 4 chains × 1,000 draws
-    after 200 sweeps of burn-in): DP ``alpha`` off by +10 % and ±30 %, NIG ``beta0`` off by ±30 %,
-    the tempered target π^0.9. Each row reports the size of the error: the difference between the
-    wrong target's mean number of clusters and the right one's (both from the runs' chains).
-cost: :func:`pymc_partition.compute_conditional_checks` on 2,000 items × 4 × 1,000 draws through
-    a PyMC model, against ``az.ess`` of the partition's ``n_clusters`` and ``partition_logp`` and
-    against 4,000 Gibbs sweeps.
+level: 8 items (exact posterior): independent exact draws, exact Gibbs chains, sticky Gibbs
+    chains (each step kept with probability 0.9), one chain.
+sizes (50, 200, 2,000 items; :data:`CASES`): Gibbs chains of the right model (level) and of
+    wrong targets (power): DP ``alpha`` off by 10-30 %, NIG ``beta0`` off by 30 %, π^0.9, an
+    off-by-one new-cluster weight (alpha/n for alpha/(n-1), alpha+1 for alpha), chains started
+    in one cluster or all apart and judged without burn-in. Each row reports the size of the
+    error: Δ mean number of clusters and the largest co-clustering difference against the right
+    model (with the right model's own noise floor).
+cost: the check's CPU per draw over a Gibbs sweep's (the engine's step), measured in the same
+    run; ``compute_conditional_checks`` + ``regen_summary`` on 2,000 items x 4 x 1,000 draws
+    against ``az.ess`` of the same posterior.
 
 Data: three well separated 1-D Gaussian groups (means −4, 0, 4, sd 1, equal thirds), DP(1),
 ``NormalInverseGamma(0, 0.1, 2, 2)``.
@@ -284,7 +286,7 @@ CASES = [
 ITEMS = (0.5, None)
 
 
-def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None):
+def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None, progress=False):
     """Every case at ``n`` items: each ``items`` setting's rejection rates on the same chains,
     and the size of the error (Δ mean number of clusters, largest co-clustering difference on
     the first 200 items, against the right model's runs; the noise floor is the right model's
@@ -312,6 +314,9 @@ def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None):
                 ks.append(mean_clusters(labels[r]))
                 if len(cc) < 10:
                     cc.append(coclustering(labels[r]))
+            if progress and b + nb < runs:  # cumulative rows so far (a long run can be cut short)
+                for it in ITEMS:
+                    row(f"  (so far) {n} items, {name}, items={it}", rej[it], f"| {time.process_time() - t0:.0f} s")
         k = float(np.mean(ks))
         cc_mean = np.mean(cc, axis=0)
         if base is None:
@@ -413,6 +418,7 @@ def main(argv=None):
                     help="runs per case at each size, e.g. 50:100,200:500,2000:40")  # fmt: skip
     ap.add_argument("--cases", default=None, help="names of the cases (separated by semicolons; default all)")
     ap.add_argument("--seed", type=int, default=0, help="offset of the sizes section's seeds (independent runs)")
+    ap.add_argument("--batch", type=int, default=None, help="runs per compiled call; print the rows so far after each")
     args = ap.parse_args(argv)
     sections = args.sections.split(",")
     print(HEADER + " | largest Δ co-clustering | CPU")
@@ -427,7 +433,8 @@ def main(argv=None):
             runs.update({int(a): int(b) for a, b in (x.split(":") for x in args.size_runs.split(","))})
         cases = CASES if args.cases is None else [c for c in CASES if c[0] in args.cases.split(";")]
         for n in (int(n) for n in args.sizes.split(",")):
-            size_designs(n, runs[n], cases, seed=11 + 104729 * args.seed)
+            size_designs(n, runs[n], cases, seed=11 + 104729 * args.seed, batch=args.batch,
+                         progress=args.batch is not None)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -177,7 +177,7 @@ MODEL_DESIGNS = {
 }
 
 
-def model_run_rows(name, runs, C, n_draw, n=200, batch=10, seed=5):
+def model_run_rows(name, runs, C, n_draw, n=200, batch=5, seed=5):
     """regen_summary rows of ``runs`` runs of a :data:`MODEL_DESIGNS` design."""
     from bench_conditional_check import Checker, data, gibbs_chains, spec_of
 
@@ -200,6 +200,9 @@ def model_run_rows(name, runs, C, n_draw, n=200, batch=10, seed=5):
                               dims={"z": ["z_dim_0"]})  # fmt: skip
             rows.append(summary_row(add_terms(idata, checker.terms(lab)), b + r))
             ks.append(float((lab.max(axis=-1) + 1).mean()))
+        st = np.array([x["status"] for x in rows])
+        print(f"  (so far) {name} {len(rows)} runs: FAIL {rate(st == 'FAIL')}, NOT REACHED {rate(st == 'NOT REACHED')}",
+              flush=True)  # fmt: skip
     return rows, float(np.mean(ks))
 
 
@@ -211,6 +214,7 @@ def main(argv=None):
     ap.add_argument("--draws", type=int, default=None, help="draws per chain (default: the design's)")
     ap.add_argument("--json")
     ap.add_argument("--seed", type=int, default=0, help="offset of the seeds (independent runs)")
+    ap.add_argument("--progress", type=int, default=0, help="print the rates so far every this many runs")
     ap.add_argument("--fast", action="store_true", help="Hotelling-RS only: FAIL rates without R-hat / chain agreement")
     ap.add_argument("--conditional", action="store_true",
                     help="exact8 / gibbs8: add the conditional check's group (the full verdict pipeline)")
@@ -232,10 +236,16 @@ def main(argv=None):
                 n_draw = args.draws or n_draw
                 index = draw(args.runs * C, n_draw, 1000 * C + 7 + 104729 * args.seed).reshape(args.runs, C, n_draw)
                 checker = checker8() if args.conditional and name in ("exact8", "gibbs8") else None
-                if args.fast:
-                    rows = [fast_run(states, lp, index[r], r) for r in range(args.runs)]
-                else:
-                    rows = [one_run(states, lp, index[r], r + args.runs * args.seed, checker) for r in range(args.runs)]
+                run = fast_run if args.fast else one_run
+                extra_args = () if args.fast else (checker,)
+                rows = []
+                for r in range(args.runs):
+                    rows.append(run(states, lp, index[r], r + args.runs * args.seed, *extra_args))
+                    if args.progress and (r + 1) % args.progress == 0:  # cumulative so far
+                        st = np.array([x["status"] for x in rows])
+                        cond = np.array([x.get("conditional_check", np.nan) for x in rows], dtype=float)
+                        print(f"  (so far) {name} {r + 1} runs: FAIL {rate(st == 'FAIL')}, NOT REACHED "
+                              f"{rate(st == 'NOT REACHED')}, conditional_check {rate(cond < ALPHA)}", flush=True)
                 extra = ", with the conditional check" if checker is not None else ""
             keys = [k for k in rows[0] if k != "status"]
             print(f"\n{name}, {C} chain(s) x {n_draw} draws, {args.runs} runs ({time.process_time() - t0:.0f} s CPU{extra}): % rejected at α = {ALPHA} ± 1 SE")

@@ -72,6 +72,7 @@ def _draw_reader(model, rv):
     used = set(ancestors(graphs))
     reader.inputs = [s for s in stand_in.values() if s in used]
     reader.names = [s.name for s in reader.inputs]
+    reader._dtypes = [s.dtype for s in reader.inputs]  # read() casts the point's values to these
     reader._fn = compile_function(reader.inputs, graphs, on_unused_input="ignore")
     reader._validate = reader.op.family._derived_from_params
     reader._last = None

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..base.partition_loss import _losses, parse_loss, partition_loss
+from ..base.partition_loss import _losses, loss_block_sums, parse_loss, partition_loss
 from ..base.state import canonicalize, check_labels, keys_to_labels
 from ..xr.distributed import TASK_PREFIX, map_blocks, resolve_client, using_client
 from ..xr.draws import select_partition_var, to_regen_data
@@ -29,19 +29,11 @@ BLOCK_LABELS = 1 << 22
 
 
 def loss_sums(draws, estimate, loss):
-    """[Σ_t L(draw_t, estimate), T] over one block of draws ``(..., n_items)`` (numpy kernel).
-
-    The block-wise loss of the summaries (``arviz_regen.base.partition_loss.loss_block_sums``)
-    when this ``arviz_regen`` has it, else the sum of :func:`arviz_regen.partition_loss`.
-    """
+    """[Σ_t L(draw_t, estimate), T] over one block of draws ``(..., n_items)`` (numpy kernel)."""
     draws = np.asarray(draws)
     flat = draws.reshape(-1, draws.shape[-1])
     if flat.shape[0] == 0:
         return np.zeros(2)
-    try:
-        from ..base.partition_loss import loss_block_sums
-    except ImportError:
-        return np.array([float(np.sum(partition_loss(flat, estimate, loss))), float(flat.shape[0])])
     return np.asarray(loss_block_sums(estimate, flat, loss=loss), dtype=float)
 
 

@@ -20,9 +20,11 @@ from ..base.partition_loss import _losses, mean_loss, parse_loss
 from ..base.salso import INITS, SEARCH_DEFAULTS, salso_search
 from ..base.seeds import random_seed_argument
 from ..base.state import all_partitions, bell_number
+from ..xr.distributed import resolve_client
 from ..xr.draws import load_partition
 from ..xr.regeneration import estimate, find_tours
 from ..xr.sizes import refuse_early
+from .expected_loss import state_losses
 
 __all__ = ["point_estimate", "MAX_EXHAUSTIVE", "PSM_ROUTE_MAX_ITEMS"]
 
@@ -89,7 +91,10 @@ def state_weights(pdraws):
 
 
 def draw_losses(pdraws, labels, spec):
-    """Loss of ``labels`` against every distinct state, shape (n_states,)."""
+    """Loss of ``labels`` against every distinct state, shape (n_states,): by blocks on the
+    workers of the active ``dask.distributed`` client when there is one."""
+    if resolve_client(None) is not None:
+        return state_losses(pdraws, labels, spec)
     est = np.unique(np.asarray(labels), return_inverse=True)[1].reshape(1, -1).astype(np.int64)
     return _losses(est, np.ascontiguousarray(pdraws.labels), spec)[0]
 

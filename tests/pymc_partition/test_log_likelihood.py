@@ -207,15 +207,16 @@ def _exact_joint(case):
     from pymc_partition._pytensor_modes import python_function
 
     S, t_sym = pt.matrix("S"), pt.dscalar("t")
-    lm = python_function([S, t_sym], build(1.0, t_sym if thetas.size > 1 else None)[1].log_marginal(S))
+    family = build(1.0, t_sym if thetas.size > 1 else None)[1]
+    # the statistics first: a Gaussian family with a random mu0 sums about the mean of the first
+    # data it sums, and its log marginal reads mu0 less that centre
+    item_stats = family.item_stats(data)
+    lm = python_function([S, t_sym], family.log_marginal(S))
 
     class Family:  # the family at one theta, for _log_lik
         def __init__(self, t):
             self.log_marginal_numpy = lambda x: lm(x, t)
 
-    # the statistics of the family whose log marginal ``lm`` is (they do not depend on theta;
-    # a Gaussian family's are sums about its centre, 0 for a random mu0)
-    item_stats = build(1.0, t_sym if thetas.size > 1 else None)[1].item_stats(data)
 
     def log_joint(states, rows):
         parts = []

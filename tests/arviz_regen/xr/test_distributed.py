@@ -163,3 +163,20 @@ def test_loss_evaluations(client, wandering):
                                                                              est, loss="binder"))  # fmt: skip
     with pytest.raises(ValueError, match="one label vector of length 40"):
         arviz_regen.expected_loss(idata, est[:5])
+
+
+def test_point_estimate_and_credible_ball_score_on_the_active_client(client, wandering):
+    idata, _ = wandering
+    here = arviz_regen.point_estimate(idata, loss="VI", random_seed=3)
+    ball_here = arviz_regen.credible_ball(idata, here, level=0.9)
+
+    def on_cluster():
+        with using_client(client):
+            est = arviz_regen.point_estimate(idata, loss="VI", random_seed=3)
+            return est, arviz_regen.credible_ball(idata, est, level=0.9)
+
+    (there, ball_there), names = _ran(client, on_cluster)
+    assert names["_state_block_losses"] >= 2  # the estimate's final scoring and the ball's distances
+    for a, b in ((there, here), (ball_there, ball_here)):
+        a.attrs.pop("seconds", None), b.attrs.pop("seconds", None)  # the only thing that may differ
+        xr.testing.assert_identical(a, b)

@@ -59,24 +59,19 @@ def _draw_reader(model, rv):
             f"The conditional check with random hyperparameters takes one MarginalLikelihood "
             f"term; {rv.name!r} has {len(terms)}."
         )
-    reader = HyperparameterReader.__new__(HyperparameterReader)
     obs = terms[0]
-    reader.op = obs.owner.op
+    op = obs.owner.op
     inputs = MarginalLikelihoodRV.params_of(obs)
     params = list(inputs.hyperparameters)
-    item_lm = reader.op.family_at(params).log_marginal(inputs.item_stats)
+    item_lm = op.family_at(params).log_marginal(inputs.item_stats)
     graphs = list(PartitionRV.params_of(rv)) + [inputs.item_stats] + params + [item_lm]
     free = [v for v in model.free_RVs if v is not rv and v in set(ancestors(graphs))]
     stand_in = {v: v.type(name=v.name) for v in free}
     graphs = graph_replace(graphs, stand_in, strict=False)
     used = set(ancestors(graphs))
-    reader.inputs = [s for s in stand_in.values() if s in used]
-    reader.names = [s.name for s in reader.inputs]
-    reader._dtypes = [s.dtype for s in reader.inputs]  # read() casts the point's values to these
-    reader._fn = compile_function(reader.inputs, graphs, on_unused_input="ignore")
-    reader._validate = reader.op.family._derived_from_params
-    reader._last = None
-    return reader
+    values = [s for s in stand_in.values() if s in used]
+    fn = compile_function(values, graphs, on_unused_input="ignore")
+    return HyperparameterReader.from_function(op, values, fn)
 
 
 def _strata_and_partners(n, items, rng):

@@ -337,6 +337,21 @@ class HyperparameterReader:
         self._validate = self.op.family._derived_from_params
         self._last = None
 
+    @classmethod
+    def from_function(cls, op, inputs, fn):
+        """A reader of ``fn(*values)``, the same numbers as a compiled reader's, as a function of
+        other ``inputs`` (e.g. the random variables' posterior values rather than the value
+        variables a step reads); not picklable."""
+        self = cls.__new__(cls)
+        self.op = op
+        self.inputs = list(inputs)
+        self.names = [v.name for v in self.inputs]
+        self._dtypes = [v.dtype for v in self.inputs]
+        self._fn = fn  # stands in for the method, which calls the shared compiled function
+        self._validate = op.family._derived_from_params
+        self._last = None
+        return self
+
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_call", None)  # numba's dispatcher is process-local: taken again from the function

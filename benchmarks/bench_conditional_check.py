@@ -303,6 +303,7 @@ def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None, progress=Fal
         spec = spec_of(y, **model_kw) if model_kw else right
         T = kw.pop("n_draws", n_draws)
         rej = {it: [] for it in ITEMS}
+        rej_thin = []  # all items on every second draw: the cost of half the items per draw
         ks, cc = [], []
         t0 = time.process_time()
         for b in range(0, runs, batch):
@@ -311,6 +312,7 @@ def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None, progress=Fal
             for r in range(nb):
                 for it in ITEMS:
                     rej[it].append(checks[it].reject(labels[r]))
+                rej_thin.append(checks[None].reject(labels[r][:, ::2]))
                 ks.append(mean_clusters(labels[r]))
                 if len(cc) < 10:
                     cc.append(coclustering(labels[r]))
@@ -329,6 +331,7 @@ def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None, progress=Fal
             tag = "half the items" if it == 0.5 else "all items"
             row(f"{n} items, {name}, 4 x {T:,} ({tag})", rej[it],
                 f"{k - base:+.2f} (of {base:.2f}) | {size} | {time.process_time() - t0:.0f} s")  # fmt: skip
+        row(f"{n} items, {name}, 4 x {T:,} (all items, every 2nd draw)", rej_thin, "the same chains")
 
 
 def cost_ratios(sizes=(200, 2000), n_draws=400, repeats=3):

@@ -69,7 +69,9 @@ def _parser():
                    help="bootstrap replicates, >= 19 (default 499)")  # fmt: skip
     p.add_argument("--n-permutations", type=_int_at_least(19), default=199,
                    help="permutations of the chain-agreement test, >= 19 (default 199)")  # fmt: skip
-    p.add_argument("--no-pairs", action="store_true", help="chain agreement on the traces only, not on every pair of items")
+    p.add_argument(
+        "--no-pairs", action="store_true", help="chain agreement on the traces only, not on every pair of items"
+    )
     p.add_argument("--seed", type=_int_at_least(0), default=0,
                    help="seed of the bootstrap and permutations, >= 0 (default 0)")  # fmt: skip
     p.add_argument(

@@ -100,9 +100,7 @@ def _tempered_sweep(m, s, w, beta, log_new):
         for a in range(C):
             c = active[a]
             logw[a] = beta * (log_h[counts[c] + 1] - log_h[counts[c]] + cand[a])
-        logw[C] = (
-            beta * (log_g[C + 1] - log_g[C] + log_h[1] + item_lm[i]) + log_new if C > 0 else 0.0
-        )
+        logw[C] = beta * (log_g[C + 1] - log_g[C] + log_h[1] + item_lm[i]) + log_new if C > 0 else 0.0
         mx = logw[: C + 1].max()
         p = np.exp(logw[: C + 1] - mx)
         u = np.random.random() * p.sum()
@@ -202,11 +200,7 @@ def rate_str(x):
     return f"{100 * p:5.1f} ± {100 * math.sqrt(max(p * (1 - p), 1e-12) / x.size):3.1f}"
 
 
-HEADER = (
-    f"{'design':72s} {'runs':>5s} "
-    + " ".join(f"{c:>12s}" for c in (*CHECK_NAMES, "all"))
-    + "   Δ n_clusters"
-)
+HEADER = f"{'design':72s} {'runs':>5s} " + " ".join(f"{c:>12s}" for c in (*CHECK_NAMES, "all")) + "   Δ n_clusters"
 
 
 def row(name, rejections, extra=""):
@@ -383,9 +377,7 @@ def cost_design(n=2000, n_chains=4, n_draws=1000, repeats=2):
                                                                    "n_clusters": labels.max(axis=-1) + 1}})  # fmt: skip
     with pm.Model() as model:
         z = pmp.Partition("z", n_items=n, prior=pmp.DirichletProcess(1.0))
-        pmp.MarginalLikelihood(
-            "y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=y
-        )
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=y)
     pmp.compute_conditional_checks(idata, model=model)  # compile once
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -410,9 +402,7 @@ def cost_design(n=2000, n_chains=4, n_draws=1000, repeats=2):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument(
-        "--quick", action="store_true", help="fewer runs (a smoke test, wide SEs)"
-    )
+    ap.add_argument("--quick", action="store_true", help="fewer runs (a smoke test, wide SEs)")
     ap.add_argument("--sections", default="level,sizes,cost")
     ap.add_argument("--runs", type=int, default=None, help="runs of each 8-item level design")
     ap.add_argument("--level-designs", default="iid,gibbs,sticky,one", help="the 8-item level designs")

@@ -91,7 +91,9 @@ def section_a(n_chain, out):
         out[key] = {
             "per_chain": [float((p[:, j] < ALPHA).mean()) for j in range(len(KS))],
             "undecided": [float(np.isnan(p[:, j]).mean()) for j in range(len(KS))],
-            "per_chain_5_tours": [float((p[ok[:, j], j] < ALPHA).mean()) if ok[:, j].any() else None for j in range(len(KS))],
+            "per_chain_5_tours": [
+                float((p[ok[:, j], j] < ALPHA).mean()) if ok[:, j].any() else None for j in range(len(KS))
+            ],
             "p_value_all": [float((p_all[:, j] < ALPHA).mean()) for j in range(len(KS))],
         }
         print(f"  {key}  ({time.perf_counter() - t0:.0f} s)")

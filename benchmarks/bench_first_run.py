@@ -51,7 +51,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Runs first in every entry point's interpreter: records numba's compile events and prints them,
 # with the time of the ``timed()`` block, as one JSON line at exit.
-PROBE = '''
+PROBE = """
 import atexit, collections, contextlib, json, logging, time, warnings
 warnings.filterwarnings("ignore")
 logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -83,9 +83,9 @@ def _report():
     print("BENCH_FIRST_RUN " + json.dumps(_out), flush=True)
 
 atexit.register(_report)
-'''
+"""
 
-_SAMPLE = '''
+_SAMPLE = """
 import numpy as np, pymc as pm, pymc_partition as pmp
 rng = np.random.default_rng(0)
 N = 200
@@ -110,15 +110,15 @@ with pm.Model():
     with timed():
         pm.sample(draws=200, tune=0, chains=2, cores=1, step=pmp.{step}([z]), random_seed=1,
                   progressbar=False, compute_convergence_checks=False)
-'''
+"""
 
-_CHAINS = '''
+_CHAINS = """
 import numpy as np, arviz_regen
 from arviz_regen.testing import make_idata, metropolis_chain, random_partitions, zipf_probs
 rng = np.random.default_rng(1)
 p = zipf_probs(40)
 idata = make_idata(random_partitions(40, 14, rng), metropolis_chain(p, 4, 20_000, rng), np.log(p))
-'''
+"""
 
 ENTRY_POINTS = {
     "import": "with timed():\n    import pymc_partition, arviz_regen\n",
@@ -127,7 +127,7 @@ ENTRY_POINTS = {
     "sample_spike_slab": _SAMPLE.format(family="spike_slab", step="GibbsPartition"),
     "sample_beta_bernoulli": _SAMPLE.format(family="beta_bernoulli", step="GibbsPartition"),
     "sample_split_merge_niw": _SAMPLE.format(family="niw", step="SplitMerge"),
-    "exact_posterior": '''
+    "exact_posterior": """
 import pymc as pm, pymc_partition as pmp
 data = pmp.datasets.simulate_spike_slab(random_seed=1)
 with pm.Model() as model:
@@ -136,18 +136,18 @@ with pm.Model() as model:
         family=pmp.SpikeSlabNormal(mu=0.0, sigma2=1.0, sigma2_eta=0.5, sigma2_theta=2.0, p=0.3))
 with timed():
     pmp.exact_posterior(model)
-''',
-    "fit_hyperparameters": '''
+""",
+    "fit_hyperparameters": """
 import pymc_partition as pmp
 data = pmp.datasets.simulate_spike_slab(random_seed=1)
 with timed():
     pmp.fit_spike_slab(data.values, data.item_index)
-''',
+""",
     "hotelling_rs": _CHAINS + "with timed():\n    arviz_regen.hotelling_rs(idata, k=[2, 3, 5, 10])\n",
     "coclustering": _CHAINS + "with timed():\n    arviz_regen.coclustering(idata)\n",
     "point_estimate": _CHAINS + "with timed():\n    arviz_regen.point_estimate(idata)\n",
     "credible_ball": _CHAINS + "with timed():\n    arviz_regen.credible_ball(idata)\n",
-    "main_job": '''
+    "main_job": """
 import runpy, sys
 sys.argv = ["pymc-partition-demo", "--out", OUT]
 with timed():
@@ -156,7 +156,7 @@ with timed():
     except SystemExit as stop:
         if stop.code not in (0, None):
             raise
-''',
+""",
 }
 GOALS = {"sample": 15.0, "arviz_regen": 3.0}
 ARVIZ_REGEN = ("hotelling_rs", "coclustering", "point_estimate", "credible_ball")
@@ -207,8 +207,7 @@ def _goal(name):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", default="HEAD~1",
-                        help="git revision measured in the same run (default HEAD~1)")
+    parser.add_argument("--baseline", default="HEAD~1", help="git revision measured in the same run (default HEAD~1)")
     parser.add_argument("--no-baseline", action="store_true", help="measure this checkout only")
     parser.add_argument("--only", default="", help="comma-separated entry points to run")
     parser.add_argument("--skip", default="", help="comma-separated entry points to leave out")
@@ -241,13 +240,14 @@ def main(argv=None):
                 rows.append((name, label, cold, warm))
                 if label == "this checkout":
                     compiled[name] = cold[3]
-                print(f"  {name:<24} {label:<14} cold {cold[2]:7.1f} s  warm {warm[2]:6.1f} s",
-                      flush=True)
+                print(f"  {name:<24} {label:<14} cold {cold[2]:7.1f} s  warm {warm[2]:6.1f} s", flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    print("\nCall time (wall s; main_job: the whole command); CPU: whole process (user+sys s);"
-          " goal: judged on the smaller of cold - warm in wall and in CPU time")
+    print(
+        "\nCall time (wall s; main_job: the whole command); CPU: whole process (user+sys s);"
+        " goal: judged on the smaller of cold - warm in wall and in CPU time"
+    )
     head = f"{'entry point':<24}{'revision':<15}{'cold':>8}{'warm':>8}{'cold-warm':>10}"
     head += f"{'CPU cold':>10}{'CPU warm':>10}{'goal':>7}"  # goal: min(wall, CPU) cold − warm
     print(head)
@@ -258,15 +258,15 @@ def main(argv=None):
         # time, while the process CPU time counts a little more than the call (about 1 s of
         # threads and imports): on an unloaded machine the wall time is the figure
         verdict = "" if goal is None else ("ok" if min(extra, cold[1] - warm[1]) <= goal else "MISS")
-        print(f"{name:<24}{label:<15}{cold[2]:8.1f}{warm[2]:8.1f}{extra:10.1f}"
-              f"{cold[1]:10.1f}{warm[1]:10.1f}{verdict:>7}")
+        print(
+            f"{name:<24}{label:<15}{cold[2]:8.1f}{warm[2]:8.1f}{extra:10.1f}{cold[1]:10.1f}{warm[1]:10.1f}{verdict:>7}"
+        )
     if len(revisions) > 1:
         print(f"\nRatios this checkout / {args.baseline} (cold call, warm call, cold CPU)")
         by = {(n, lab): (c, w) for n, lab, c, w in rows}
         for name in names:
             (c1, w1), (c0, w0) = by[(name, "this checkout")], by[(name, args.baseline)]
-            print(f"{name:<24}{c1[2] / c0[2]:8.2f}{w1[2] / max(w0[2], 1e-9):8.2f}"
-                  f"{c1[1] / c0[1]:8.2f}")
+            print(f"{name:<24}{c1[2] / c0[2]:8.2f}{w1[2] / max(w0[2], 1e-9):8.2f}{c1[1] / c0[1]:8.2f}")
 
     print("\nWhat numba compiled in the cold runs of this checkout (exclusive s, specialisations)")
     for name in names:

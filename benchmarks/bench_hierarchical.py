@@ -233,15 +233,15 @@ def refresh_parts(step, points, n_calls):
     families = [fams(i) for i in range(len(points))]
     parts = {
         "compiled point -> tables, stats, hyperparameters, singleton log marginals": per_call(
-            lambda i: hyper._fn(*vals[i])),
+            lambda i: hyper._fn(*vals[i])
+        ),
         "the family at the new values": per_call(fams),
     }
     # the rest of HyperparameterReader.read: comparing with the last values, copies, finiteness checks
     # (consecutive points differ, so every call reads)
     whole = per_call(lambda i: hyper.read(points[i]))
     parts["rest of HyperparameterReader.read (compare, copy, check)"] = whole - sum(parts.values())
-    parts["family.predictive_form(stats)"] = per_call(
-        lambda i: families[i].predictive_form(outs[i][2]))
+    parts["family.predictive_form(stats)"] = per_call(lambda i: families[i].predictive_form(outs[i][2]))
     hyper.forget()  # forget what read saw, so the step reads again
     return parts
 

@@ -87,6 +87,7 @@ def simulated(n, seed):
 
 def datasets(seed):
     """``name -> (x, labels)``, loaded lazily (digits' PCA takes a moment)."""
+
     def real(loader, n_pc=None):
         def load():
             d = loader()
@@ -94,6 +95,7 @@ def datasets(seed):
             if n_pc is not None:
                 x = StandardScaler().fit_transform(PCA(n_pc, random_state=0).fit_transform(x))
             return x, d.target
+
         return load
 
     return {

@@ -110,6 +110,7 @@ def run_case(name):
     warnings.simplefilter("ignore")
     import arviz_regen
     from arviz_regen.xr.draws import load_partition
+
     if name.startswith("previous_version"):  # the previous package has none of the new functions
         pair_frequencies = mean_loss = parse_loss = state_weights = None
     else:
@@ -202,7 +203,14 @@ def run_case(name):
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     _, numpy_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    record = {"package": str(Path(arviz_regen.__file__).parent), "seconds": seconds, "cpu": cpu, "warmup": warm_s, "rss": _rss_bytes(), "numpy_peak": numpy_peak}
+    record = {
+        "package": str(Path(arviz_regen.__file__).parent),
+        "seconds": seconds,
+        "cpu": cpu,
+        "warmup": warm_s,
+        "rss": _rss_bytes(),
+        "numpy_peak": numpy_peak,
+    }
     if name.startswith("point_estimate") or name.startswith("big_point"):
         record.update(
             loss=float(out.expected_loss),
@@ -316,12 +324,18 @@ def main():
         return ra["seconds"] / rb["seconds"]
 
     print("ratios (same run):")
-    print(f"  co-clustering pair sums, previous kernel / new kernel: {ratio('previous_pair_sums', 'pair_frequencies'):6.1f}x")
-    print(f"  coclustering, previous version ({PREVIOUS_COMMIT}) / now: {ratio('previous_version_coclustering', 'coclustering'):6.1f}x")
+    print(
+        f"  co-clustering pair sums, previous kernel / new kernel: {ratio('previous_pair_sums', 'pair_frequencies'):6.1f}x"
+    )
+    print(
+        f"  coclustering, previous version ({PREVIOUS_COMMIT}) / now: {ratio('previous_version_coclustering', 'coclustering'):6.1f}x"
+    )
     if "package" in res.get("previous_version_coclustering", {}):
         print(f"  (previous version imported from {res['previous_version_coclustering']['package']})")
     if "rss" in res.get("previous_version_coclustering", {}) and "rss" in res.get("coclustering", {}):
-        print(f"  coclustering peak RSS, previous version / now: {res['previous_version_coclustering']['rss'] / res['coclustering']['rss']:6.2f}")
+        print(
+            f"  coclustering peak RSS, previous version / now: {res['previous_version_coclustering']['rss'] / res['coclustering']['rss']:6.2f}"
+        )
     print(
         "  sticky chain (5 items move per draw): previous pair sums / whole coclustering: "
         f"{ratio('previous_pair_sums_sticky', 'coclustering_sticky'):6.1f}x"
@@ -344,8 +358,12 @@ def main():
     big_pairs = BIG_ITEMS * (BIG_ITEMS - 1) // 2
     prev_big = (6 * big_pairs + 3 * BIG_ITEMS**2) * 8  # BM kernel C, prev×2, sbb×2, tot; rho, se, cv
     print("\nprevious version, computed where it could not run:")
-    print(f"  consensus(method='visited') here: {prev_visited_here / GIB:.1f} GiB (issue: 817 states asked {prev_consensus / GIB:.1f} GiB)")
-    print(f"  coclustering of all {BIG_ITEMS:,} items: {prev_big / GIB:.1f} GiB (now: items= subset, or a clear MemoryError)")
+    print(
+        f"  consensus(method='visited') here: {prev_visited_here / GIB:.1f} GiB (issue: 817 states asked {prev_consensus / GIB:.1f} GiB)"
+    )
+    print(
+        f"  coclustering of all {BIG_ITEMS:,} items: {prev_big / GIB:.1f} GiB (now: items= subset, or a clear MemoryError)"
+    )
     print("\ntargets:")
     for name in names:
         r = res.get(name, {})
@@ -358,7 +376,9 @@ def main():
         r = res.get(name, {})
         fine = "seconds" in r and r["seconds"] < TARGET_SECONDS
         ok &= fine
-        print(f"  {name:30s} {r.get('seconds', float('nan')):6.1f} s < {TARGET_SECONDS:.0f} s: {'yes' if fine else 'NO'}")
+        print(
+            f"  {name:30s} {r.get('seconds', float('nan')):6.1f} s < {TARGET_SECONDS:.0f} s: {'yes' if fine else 'NO'}"
+        )
     r = res.get("big_coclustering_subset", {})
     if "rss" in r:
         print(f"  20,000-item co-clustering (subset of {SUBSET:,}) peak RSS {r['rss'] / GIB:.2f} GiB")

@@ -199,8 +199,7 @@ def main(argv=None):
                 prev = min(prev, previous_version(args.previous, kind, n, d, 3 if q else 5) / n * 1e9)
             print(f"{'':<24}fresh chains: this tree {now:.0f} ns per item, previous version "
                   f"({args.previous}) {prev:.0f} ns: {prev / now:.2f}x this tree")  # fmt: skip
-    print("  ours = GibbsPartition.step with the specialised predictive form; graph = the same "
-          "with specialize=False")
+    print("  ours = GibbsPartition.step with the specialised predictive form; graph = the same with specialize=False")
     print("  (one compiled-graph call per candidate); target ours/hand <= 2.\n")
 
     # ------------------------------------------------------------------ (b) linearity

@@ -90,8 +90,18 @@ def designs(names):
     out = {}
     for cross, tag in ((1e-3, "basin_1e-3"), (3e-3, "basin_3e-3"), (1e-2, "basin_1e-2")):
         out[tag] = (universe, lp30, lambda C, T, s, c=cross: two_basin_chain(PROBS, C, T, s, cross=c), 10_000)
-    out["excursion"] = (universe, lp30, lambda C, T, s: excursion_chain(PROBS, C, T, np.random.default_rng(s), stay=0.0, max_step=1), 10_000)
-    out["sticky"] = (universe, lp30, lambda C, T, s: metropolis_chain(PROBS, C, T, np.random.default_rng(s), stay=0.95, max_step=1), 5_000)
+    out["excursion"] = (
+        universe,
+        lp30,
+        lambda C, T, s: excursion_chain(PROBS, C, T, np.random.default_rng(s), stay=0.0, max_step=1),
+        10_000,
+    )
+    out["sticky"] = (
+        universe,
+        lp30,
+        lambda C, T, s: metropolis_chain(PROBS, C, T, np.random.default_rng(s), stay=0.95, max_step=1),
+        5_000,
+    )
     if {"exact8", "gibbs8"} & set(names):
         labels, lp = exact8()
         p8 = np.exp(lp - lp.max())
@@ -216,8 +226,11 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0, help="offset of the seeds (independent runs)")
     ap.add_argument("--progress", type=int, default=0, help="print the rates so far every this many runs")
     ap.add_argument("--fast", action="store_true", help="Hotelling-RS only: FAIL rates without R-hat / chain agreement")
-    ap.add_argument("--conditional", action="store_true",
-                    help="exact8 / gibbs8: add the conditional check's group (the full verdict pipeline)")
+    ap.add_argument(
+        "--conditional",
+        action="store_true",
+        help="exact8 / gibbs8: add the conditional check's group (the full verdict pipeline)",
+    )
     args = ap.parse_args(argv)
     results = {}
     names = args.designs.split(",")
@@ -244,11 +257,16 @@ def main(argv=None):
                     if args.progress and (r + 1) % args.progress == 0:  # cumulative so far
                         st = np.array([x["status"] for x in rows])
                         cond = np.array([x.get("conditional_check", np.nan) for x in rows], dtype=float)
-                        print(f"  (so far) {name} {r + 1} runs: FAIL {rate(st == 'FAIL')}, NOT REACHED "
-                              f"{rate(st == 'NOT REACHED')}, conditional_check {rate(cond < ALPHA)}", flush=True)
+                        print(
+                            f"  (so far) {name} {r + 1} runs: FAIL {rate(st == 'FAIL')}, NOT REACHED "
+                            f"{rate(st == 'NOT REACHED')}, conditional_check {rate(cond < ALPHA)}",
+                            flush=True,
+                        )
                 extra = ", with the conditional check" if checker is not None else ""
             keys = [k for k in rows[0] if k != "status"]
-            print(f"\n{name}, {C} chain(s) x {n_draw} draws, {args.runs} runs ({time.process_time() - t0:.0f} s CPU{extra}): % rejected at α = {ALPHA} ± 1 SE")
+            print(
+                f"\n{name}, {C} chain(s) x {n_draw} draws, {args.runs} runs ({time.process_time() - t0:.0f} s CPU{extra}): % rejected at α = {ALPHA} ± 1 SE"
+            )
             res = {}
             for k in keys:
                 v = np.array([r.get(k, np.nan) for r in rows], dtype=float)

@@ -33,10 +33,8 @@ def main() -> None:
     eb = pmp.fit_spike_slab(data.values, data.item_index)
     model, z = build_model(data, eb.estimates)
     with model:
-        exact = pm.sample(draws=DRAWS, tune=0, chains=4, step=pmp.GibbsPartition([z]),
-                          random_seed=1, progressbar=False)
-    buggy, _ = sample_off_by_one(data, eb.estimates, draws=DRAWS, chains=4, random_seed=1,
-                                 progressbar=False)
+        exact = pm.sample(draws=DRAWS, tune=0, chains=4, step=pmp.GibbsPartition([z]), random_seed=1, progressbar=False)
+    buggy, _ = sample_off_by_one(data, eb.estimates, draws=DRAWS, chains=4, random_seed=1, progressbar=False)
     runs = {"exact Gibbs": exact, "off-by-one Gibbs": buggy}
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), constrained_layout=True)
     arviz_regen.plot_coclustering(exact, var_names="z", ax=left)
@@ -46,8 +44,9 @@ def main() -> None:
         p = trace["p_value_all"]
         right.plot(p[p.dims[-1]], p, marker="o", label=name)
     right.axhline(0.05, color="grey", ls="--", lw=1)
-    right.set(xlabel="draw", ylabel="Hotelling-RS p_value_all (K = 5)", ylim=(0, 1),
-              title="the diagnostic along the draws")
+    right.set(
+        xlabel="draw", ylabel="Hotelling-RS p_value_all (K = 5)", ylim=(0, 1), title="the diagnostic along the draws"
+    )
     right.legend()
     OUT.parent.mkdir(exist_ok=True)
     fig.savefig(OUT, dpi=110)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import types
 
-import numpy as np
 import numba
+import numpy as np
 from numba import njit, prange
 
 NEG_INF = -np.inf

@@ -131,9 +131,7 @@ def maximize(obj, x0, *, gtol=1e-6, maxiter=200, describe=str):
     except (ValueError, np.linalg.LinAlgError):  # pragma: no cover - defensive
         res = None
     if res is None or not np.all(np.isfinite(res.x)) or not np.isfinite(res.fun):
-        res = scipy.optimize.minimize(
-            obj.fun, x0, jac=obj.jac, method="L-BFGS-B", options={"maxiter": 10 * maxiter}
-        )
+        res = scipy.optimize.minimize(obj.fun, x0, jac=obj.jac, method="L-BFGS-B", options={"maxiter": 10 * maxiter})
     if not np.all(np.isfinite(res.x)) or not np.isfinite(res.fun):
         raise RuntimeError(f"The optimization failed: {res.message} (last point {describe(res.x)}).")
     x, n_polish = newton_polish(obj, np.asarray(res.x, dtype=float))

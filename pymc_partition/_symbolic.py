@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-__all__ = ["is_symbolic", "RandomParams", "check_support", "POSITIVE", "tag_hyperparameters",
-           "hyperparameter_role", "hyperparameter_owners", "HYPERPARAMETER_TAG",
-           "HYPERPARAMETER_OWNERS_TAG"]
+__all__ = [
+    "is_symbolic",
+    "RandomParams",
+    "check_support",
+    "POSITIVE",
+    "tag_hyperparameters",
+    "hyperparameter_role",
+    "hyperparameter_owners",
+    "HYPERPARAMETER_TAG",
+    "HYPERPARAMETER_OWNERS_TAG",
+]
 
 #: tag of a random variable the partition's prior or family depends on: ``"cluster"`` when it
 #: enters only through the prior's tables or the cluster log marginal (an ``O(C)`` conditional

@@ -85,10 +85,7 @@ def _strata_and_partners(n, items, rng):
           and items >= 1):  # fmt: skip
         r = min(int(items), n)
     else:
-        raise ValueError(
-            "`items` must be None, a fraction in (0, 1] or a positive integer, "
-            f"got {items!r}."
-        )
+        raise ValueError(f"`items` must be None, a fraction in (0, 1] or a positive integer, got {items!r}.")
     bounds = (np.arange(r + 1, dtype=np.int64) * n) // r
     if n == 1:
         return bounds, np.full(n, -1, np.int64)
@@ -138,11 +135,7 @@ def _score_terms(model, posterior, partitions, thin):
     dlogp = model.compile_dlogp(vars=continuous)
 
     def draws(name):
-        da = (
-            posterior[name]
-            .transpose("chain", "draw", ...)
-            .isel(draw=slice(None, None, thin))
-        )
+        da = posterior[name].transpose("chain", "draw", ...).isel(draw=slice(None, None, thin))
         v = np.asarray(da.values)
         return v.reshape((-1,) + v.shape[2:])
 
@@ -227,8 +220,8 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
     )
 
     from .engine import MoveMix, PartitionKernel
-    from .log_likelihood import sampled_posterior
     from .engine.kernels.conditional import conditional_terms
+    from .log_likelihood import sampled_posterior
     from .model_spec import (
         RandomHyperparameterError,
         find_partition_vars,
@@ -242,18 +235,12 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
     posterior = sampled_posterior(idata)
     if isinstance(thin, bool) or not isinstance(thin, (int, np.integer)) or thin < 1:
         raise ValueError(f"`thin` must be a positive integer, got {thin!r}.")
-    rvs = [
-        rv
-        for rv in find_partition_vars(model)
-        if var_names is None or rv.name in var_names
-    ]
+    rvs = [rv for rv in find_partition_vars(model) if var_names is None or rv.name in var_names]
     absent = [rv.name for rv in rvs if rv.name not in posterior]
     if var_names is not None:
         absent += sorted(set(var_names) - {rv.name for rv in rvs})
     if absent or not rvs:
-        raise ValueError(
-            f"The posterior holds no draws of the partition(s) {absent or 'of the model'}."
-        )
+        raise ValueError(f"The posterior holds no draws of the partition(s) {absent or 'of the model'}.")
     results = {}
     for rv in rvs:
         da = posterior[rv.name]
@@ -298,9 +285,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
         with quiet_compile():
             if reader is None:
                 for a in range(0, flat.shape[0], _CHUNK):
-                    labels = np.ascontiguousarray(
-                        canonicalize(flat[a : a + _CHUNK].astype(np.int64))
-                    )
+                    labels = np.ascontiguousarray(canonicalize(flat[a : a + _CHUNK].astype(np.int64)))
                     conditional_terms(labels, bounds, rng.random((labels.shape[0], width)), partners,
                                       m, s, w, out[a : a + _CHUNK])  # fmt: skip
             else:
@@ -308,14 +293,10 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
                     try:
                         numbers = reader.read({k: v[t] for k, v in values.items()})
                     except ValueError as err:
-                        raise ValueError(
-                            f"Chain index {t // n_draw}, draw index {t % n_draw}: {err}"
-                        ) from None
+                        raise ValueError(f"Chain index {t // n_draw}, draw index {t % n_draw}: {err}") from None
                     if numbers is not None:
                         kernel.refresh(numbers)
-                    labels = np.ascontiguousarray(
-                        canonicalize(flat[t : t + 1].astype(np.int64))
-                    )
+                    labels = np.ascontiguousarray(canonicalize(flat[t : t + 1].astype(np.int64)))
                     conditional_terms(labels, bounds, rng.random((1, width)), partners, m, s, w, out[t : t + 1])
         if not np.all(np.isfinite(out)):
             t = int(np.argmax(~np.all(np.isfinite(out), axis=1)))
@@ -333,18 +314,14 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
         partitions = find_partition_vars(model)
         absent = [rv.name for rv in partitions if rv.name not in posterior]
         if absent:
-            raise ValueError(
-                f"The posterior lacks the partition(s) {absent} the model's density needs."
-            )
+            raise ValueError(f"The posterior lacks the partition(s) {absent} the model's density needs.")
         scores, names = _score_terms(model, posterior, partitions, thin)
         if scores is not None:
             if not np.all(np.isfinite(scores)):
                 t = int(np.argmax(~np.all(np.isfinite(scores), axis=1)))
                 raise ValueError(f"The gradient of the model's log density is not finite at chain "
                                  f"index {t // n_draw}, draw index {t % n_draw}.")  # fmt: skip
-            coords = {
-                d: da.coords[d].values for d in ("chain", "draw") if d in da.coords
-            }
+            coords = {d: da.coords[d].values for d in ("chain", "draw") if d in da.coords}
             coords["hyper_check"] = names
             results[HYPER_VAR] = xr.DataArray(
                 scores.reshape(n_chain, n_draw, -1), dims=("chain", "draw", "hyper_check"), coords=coords,

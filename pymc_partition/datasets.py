@@ -113,9 +113,7 @@ def arabidopsis_path(explicit=None, *, use_default=True, required=False):
         looked = [f"no path given, {ARABIDOPSIS_ENV} unset"]
         if default is not None:
             looked.append(f"not at the default {str(default)!r}")
-        raise FileNotFoundError(
-            "No Arabidopsis data found (" + "; ".join(looked) + ").\n" + _ARABIDOPSIS_HELP
-        )
+        raise FileNotFoundError("No Arabidopsis data found (" + "; ".join(looked) + ").\n" + _ARABIDOPSIS_HELP)
     return None
 
 
@@ -165,10 +163,7 @@ class ClusteringData:
 
     def __repr__(self):
         extra = "" if self.true_labels is None else f", n_true_clusters={int(self.true_labels.max()) + 1}"
-        return (
-            f"{type(self).__name__}(n_rows={self.n_rows}, n_items={self.n_items}, "
-            f"n_vars={self.n_vars}{extra})"
-        )
+        return f"{type(self).__name__}(n_rows={self.n_rows}, n_items={self.n_items}, n_vars={self.n_vars}{extra})"
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,9 +246,7 @@ def load_arabidopsis(path=None) -> ClusteringData:
     for i, row in enumerate(body):
         line = i + 2  # 1-based line number in the file, header is line 1
         if len(row) != n_vars + 1:
-            raise ValueError(
-                f"{str(path)!r}, line {line}: {len(row)} cells but the header has {n_vars + 1}."
-            )
+            raise ValueError(f"{str(path)!r}, line {line}: {len(row)} cells but the header has {n_vars + 1}.")
         name = row[0].strip()
         if not name:
             raise ValueError(f"{str(path)!r}, line {line}: empty sample name in the first column.")
@@ -449,9 +442,7 @@ def simulate_spike_slab(
     else:
         reps_list = list(n_replicates)
         if len(reps_list) != n_items:
-            raise ValueError(
-                f"`n_replicates` has {len(reps_list)} entries but there are n_items={n_items} items."
-            )
+            raise ValueError(f"`n_replicates` has {len(reps_list)} entries but there are n_items={n_items} items.")
         reps = np.array([_check_count("n_replicates", r) for r in reps_list], dtype=np.int64)
     mu = _check_scalar("mu", mu)
     sigma2 = _check_scalar("sigma2", sigma2, low=0.0)

@@ -17,7 +17,8 @@ from pytensor.tensor.random.op import RandomVariable
 
 from ._symbolic import tag_hyperparameters
 from .prior_draws import _prefix_weights, draw_prior
-from .priors import PartitionPrior, check_n_items as _check_n_items
+from .priors import PartitionPrior
+from .priors import check_n_items as _check_n_items
 
 __all__ = [
     "Partition",
@@ -169,19 +170,15 @@ class Partition(Discrete):
         n_items = _check_n_items(n_items)
         if prior is None:
             raise TypeError(
-                "Partition needs a `prior`, e.g. pmp.UniformMultinomialDirichlet() or "
-                "pmp.DirichletProcess(alpha=1.0)."
+                "Partition needs a `prior`, e.g. pmp.UniformMultinomialDirichlet() or pmp.DirichletProcess(alpha=1.0)."
             )
         if not isinstance(prior, PartitionPrior):
             raise TypeError(
-                f"`prior` must be a PartitionPrior (e.g. pmp.DirichletProcess()), got "
-                f"{type(prior).__name__}."
+                f"`prior` must be a PartitionPrior (e.g. pmp.DirichletProcess()), got {type(prior).__name__}."
             )
         for bad in ("size", "shape"):
             if kwargs.get(bad) is not None:
-                raise ValueError(
-                    f"Partition does not take `{bad}`; its length is `n_items` ({n_items})."
-                )
+                raise ValueError(f"Partition does not take `{bad}`; its length is `n_items` ({n_items}).")
         log_g, log_h = prior.tables_graph(n_items)
         if prior.is_random:  # fixed tables stay constants: model_spec reads their numbers
             log_g, log_h = (pt.specify_shape(t, (n_items + 1,)) for t in (log_g, log_h))

@@ -68,9 +68,7 @@ def _uncentred(x, centre):
 
 def _jacobian_diag(est):
     """d natural / d transformed (diagonal) at ``est``."""
-    return np.array(
-        [1.0, est["sigma2"], est["sigma2_eta"], est["sigma2_theta"], est["p"] * (1.0 - est["p"])]
-    )
+    return np.array([1.0, est["sigma2"], est["sigma2_eta"], est["sigma2_theta"], est["p"] * (1.0 - est["p"])])
 
 
 def _loglik_graph(r, m, s, theta):
@@ -179,16 +177,12 @@ class SpikeSlabFit:
     def table(self) -> str:
         """A readable table of estimates and standard errors."""
         lines = [
-            f"Spike-and-slab empirical Bayes fit ({self.n_items} items, {self.n_rows} rows, "
-            f"{self.n_vars} variables)",
+            f"Spike-and-slab empirical Bayes fit ({self.n_items} items, {self.n_rows} rows, {self.n_vars} variables)",
             f"{'parameter':<14}{'estimate':>12}{'std. error':>13}",
         ]
         for k in PARAM_NAMES:
             lines.append(f"{k:<14}{self.estimates[k]:>12.4g}{self.std_errors[k]:>13.3g}")
-        lines.append(
-            f"log-likelihood {self.log_likelihood:.4f}; converged={self.converged}; "
-            f"iterations={self.n_iter}"
-        )
+        lines.append(f"log-likelihood {self.log_likelihood:.4f}; converged={self.converged}; iterations={self.n_iter}")
         return "\n".join(lines)
 
     def __repr__(self):

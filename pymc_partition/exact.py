@@ -65,7 +65,7 @@ class _Progress:
         self.bar = None
         if enabled:
             try:
-                from rich.progress import BarColumn, Progress, TimeElapsedColumn, TextColumn
+                from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
             except ImportError:  # pragma: no cover - rich comes with pymc
                 return
             self.bar = Progress(
@@ -408,8 +408,7 @@ class ExactPosterior:
 
     def __repr__(self):
         return (
-            f"ExactPosterior({self.name!r}, n_items={self.n_items}, n_states={self.n_states}, "
-            f"log_z={self.log_z:.6g})"
+            f"ExactPosterior({self.name!r}, n_items={self.n_items}, n_states={self.n_states}, log_z={self.log_z:.6g})"
         )
 
 

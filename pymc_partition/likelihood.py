@@ -29,9 +29,7 @@ __all__ = [
 
 #: the inputs of a MarginalLikelihood variable by name (:meth:`MarginalLikelihoodRV.params_of`):
 #: ``hyperparameters`` is a tuple in the order of the Op's ``param_names``
-MarginalLikelihoodParams = namedtuple(
-    "MarginalLikelihoodParams", "partition item_stats hyperparameters item_index"
-)
+MarginalLikelihoodParams = namedtuple("MarginalLikelihoodParams", "partition item_stats hyperparameters item_index")
 
 
 class MarginalLikelihoodRV(RandomVariable):
@@ -157,14 +155,10 @@ class MarginalLikelihood(Continuous):
     @classmethod
     def dist(cls, partition=None, family=None, observed_values=None, item_index=None, **kwargs):
         if partition is None or not _is_partition(partition):
-            raise TypeError(
-                "`partition` must be a pmp.Partition variable, got "
-                f"{type(partition).__name__}."
-            )
+            raise TypeError(f"`partition` must be a pmp.Partition variable, got {type(partition).__name__}.")
         if not isinstance(family, ConjugateFamily):
             raise TypeError(
-                "`family` must be a conjugate family such as pmp.SpikeSlabNormal(...), got "
-                f"{type(family).__name__}."
+                f"`family` must be a conjugate family such as pmp.SpikeSlabNormal(...), got {type(family).__name__}."
             )
         # PyMC passes the observed shape along; the shape is the data's anyway
         kwargs.pop("shape", None)
@@ -187,9 +181,7 @@ class MarginalLikelihood(Continuous):
             stats = pt.constant(family.item_stats(values, item_index, n_items))
         params = [getattr(family, k) for k in random]
         letters = iter("abcdefghijklm")
-        param_sig = "".join(
-            ",(" + ",".join(next(letters) for _ in range(p.ndim)) + ")" for p in params
-        )
+        param_sig = "".join(",(" + ",".join(next(letters) for _ in range(p.ndim)) + ")" for p in params)
         op = MarginalLikelihoodRV(
             family=family, param_names=random,
             signature=f"(n),(n,s){param_sig},(r)->({values.shape[0]},{values.shape[1]})",
@@ -220,8 +212,7 @@ def _current_value(var):
             and not hasattr(a, "get_value")]  # fmt: skip
     if free:
         raise TypeError(
-            "`observed` must be numbers or pm.Data (or a graph of them); it depends on "
-            f"{[a.name or a for a in free]}."
+            f"`observed` must be numbers or pm.Data (or a graph of them); it depends on {[a.name or a for a in free]}."
         )
     return var.eval()
 

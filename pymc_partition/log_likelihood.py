@@ -170,7 +170,6 @@ def _draws_of(posterior, names, term_name):
     return out
 
 
-
 def sampled_posterior(idata):
     """The posterior group of what ``pm.sample`` returned (InferenceData or DataTree), or a
     TypeError / ValueError saying what was passed instead."""
@@ -178,12 +177,12 @@ def sampled_posterior(idata):
 
     if not (is_inference_data(idata) or is_datatree(idata)):
         raise TypeError(
-            f"`idata` must be what pm.sample returned (InferenceData or DataTree), got "
-            f"{type(idata).__name__}."
+            f"`idata` must be what pm.sample returned (InferenceData or DataTree), got {type(idata).__name__}."
         )
     if "posterior" not in group_names(idata):
         raise ValueError("`idata` has no posterior group: sample the model first.")
     return get_group(idata, "posterior")
+
 
 def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, model=None):
     """Pointwise (per item) log-likelihood of every ``MarginalLikelihood`` term, for ``az.loo``.
@@ -271,9 +270,7 @@ def compute_log_likelihood(idata, *, var_names=None, extend_inferencedata=True, 
     if var_names is not None:
         missing = sorted(set(var_names) - set(results))
         if missing:
-            raise ValueError(
-                f"{missing} are not pmp.MarginalLikelihood terms of a partition in the posterior."
-            )
+            raise ValueError(f"{missing} are not pmp.MarginalLikelihood terms of a partition in the posterior.")
     if not results:
         raise ValueError("The posterior holds no partition with a pmp.MarginalLikelihood term.")
     ds = xr.Dataset(results)

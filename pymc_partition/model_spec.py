@@ -77,9 +77,7 @@ def _resolve_var(model, var):
     value_to_rv = {model.rvs_to_values[rv]: rv for rv in model.free_RVs}
     var = value_to_rv.get(var, var)
     if var not in parts:
-        raise TypeError(
-            f"{getattr(var, 'name', var)!r} is not a pmp.Partition variable of the model."
-        )
+        raise TypeError(f"{getattr(var, 'name', var)!r} is not a pmp.Partition variable of the model.")
     return var
 
 
@@ -269,9 +267,7 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
     others = [
         v.name
         for v in model.free_RVs + model.observed_RVs + list(model.potentials)
-        if v is not rv
-        and not isinstance(v.owner.op, MarginalLikelihoodRV)
-        and rv in set(ancestors([v]))
+        if v is not rv and not isinstance(v.owner.op, MarginalLikelihoodRV) and rv in set(ancestors([v]))
     ]
     if others:
         raise NotImplementedError(
@@ -455,7 +451,10 @@ class TermDrawReader:
         lm_row = op.family_at(params).log_marginal(s_row[None, :])[0]
         # ... vectorized over draws and over rows (each row with its own draw's hyperparameters):
         # one call per chunk of draws instead of a few dozen Python-level ops per draw
-        self._numbers, self._lm = _vectorized(core_in, graphs, python_function), _vectorized([s_row, *params], [lm_row], python_function)
+        self._numbers, self._lm = (
+            _vectorized(core_in, graphs, python_function),
+            _vectorized([s_row, *params], [lm_row], python_function),
+        )
         if self._numbers is None:
             self._numbers_one = compile_function(core_in, graphs, mode="FAST_COMPILE", on_unused_input="ignore")
         if self._lm is None:
@@ -687,7 +686,11 @@ def hyperparameter_block(model, vars, point):
         parts.append((log_g[sizes.shape[0]] + pt.sum(log_h[sizes]), uses(log_g) | uses(log_h)))
     start = 0
     for obs, params, st in zip(terms, hyper, stats_graphs):
-        width = int(st.type.shape[1]) if st.type.shape[1] is not None else int(np.shape(_evaluate_at(model, [st], point)[0])[1])
+        width = (
+            int(st.type.shape[1])
+            if st.type.shape[1] is not None
+            else int(np.shape(_evaluate_at(model, [st], point)[0])[1])
+        )
         if any(uses(p) for p in params):
             op = obs.owner.op
             family = op.family_at(params)
@@ -730,7 +733,9 @@ def hyperparameter_block(model, vars, point):
     if stats_inputs:
         out.item_stats = out.item_stats_at(point)
     elif all(isinstance(g, Constant) for g in stats_graphs):  # constants: nothing to compile
-        out.item_stats = np.ascontiguousarray(np.concatenate([np.asarray(g.data) for g in stats_graphs], axis=1), dtype=np.float64)
+        out.item_stats = np.ascontiguousarray(
+            np.concatenate([np.asarray(g.data) for g in stats_graphs], axis=1), dtype=np.float64
+        )
     else:
         out.item_stats = np.ascontiguousarray(compile_function([], stats_all, mode="FAST_COMPILE")(), dtype=np.float64)
     out.density_jit = None
@@ -876,10 +881,9 @@ def _fold_constants(graphs):
     """``graphs`` with every subgraph of constants alone computed (PyTensor's constant folding):
     what reads only the data is then one constant, read per call rather than recomputed."""
     from pytensor.graph.fg import FunctionGraph
-    from pytensor.tensor.rewriting.basic import topo_constant_folding
-
     from pytensor.graph.replace import graph_replace
     from pytensor.graph.traversal import graph_inputs
+    from pytensor.tensor.rewriting.basic import topo_constant_folding
 
     if all(isinstance(g, Constant) for g in graphs):
         return graphs

@@ -110,8 +110,7 @@ class PartitionSpec:
             sizes = np.bincount(cluster, minlength=total)
             terms = self.log_h[sizes] + self.family.log_marginal_numpy(cs)
             row = np.repeat(np.arange(z.shape[0]), n_c)
-            out[start : start + step] = self.log_g[n_c] + np.bincount(row, weights=terms,
-                                                                      minlength=z.shape[0])
+            out[start : start + step] = self.log_g[n_c] + np.bincount(row, weights=terms, minlength=z.shape[0])
         return out.reshape(labels.shape[:-1]) if labels.ndim > 1 else out[0]
 
 

@@ -116,9 +116,7 @@ def batch_means_cov(x, b=None, r=LUGSAIL_R):
     if b_r >= 1 and A >= 2:
         small, _ = _batch_cov(x, b_r, grand)
         lug = 2.0 * cov - small
-        if np.all(np.isfinite(lug)) and np.linalg.eigvalsh(lug).min() >= -1e-12 * max(
-            np.abs(lug).max(), 1e-300
-        ):
+        if np.all(np.isfinite(lug)) and np.linalg.eigvalsh(lug).min() >= -1e-12 * max(np.abs(lug).max(), 1e-300):
             cov = lug
     return cov, A
 
@@ -139,9 +137,7 @@ def conditional_test(terms):
 
     x = np.asarray(terms, dtype=float)
     if x.ndim != 3:
-        raise ValueError(
-            f"`terms` must have shape (chain, draw, check), got shape {x.shape}."
-        )
+        raise ValueError(f"`terms` must have shape (chain, draw, check), got shape {x.shape}.")
     M, N, p = x.shape
     if M * N * p == 0:
         raise ValueError(f"`terms` is empty (shape {x.shape}).")
@@ -159,9 +155,7 @@ def conditional_test(terms):
     cov = np.where(np.abs(cov) > tol * tol, cov, 0.0)
     mcse = np.sqrt(np.maximum(np.diag(cov), 0.0) / n)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(
-            mcse > 0, mean / mcse, np.where(mean == 0, 0.0, np.inf * np.sign(mean))
-        )
+        t = np.where(mcse > 0, mean / mcse, np.where(mean == 0, 0.0, np.inf * np.sign(mean)))
     p_value = 2.0 * stats.t.sf(np.abs(t), df)
     if df < p:  # too few batches for a covariance of full rank
         return ConditionalTest(mean, mcse, t, p_value, np.nan, 0, df, np.nan, n)

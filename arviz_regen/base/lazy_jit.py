@@ -32,9 +32,7 @@ def _import_numba():
     try:
         return importlib.import_module("numba")
     except ImportError as err:  # numba is a hard dependency; say what needs it
-        raise ImportError(
-            "arviz_regen needs numba for its compiled kernels (`pip install numba`)."
-        ) from err
+        raise ImportError("arviz_regen needs numba for its compiled kernels (`pip install numba`).") from err
 
 
 class LazyDispatcher:

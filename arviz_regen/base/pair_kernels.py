@@ -191,7 +191,9 @@ def pair_rs_kernel(ulabels, rows=None, perm=None, method="auto"):
         if eval_r.size == 1 and eval_r[0] == R:  # the end of the chain: no snapshot needed
             st, _ = sums.run(index, ul, slots, np.zeros(1), tours, 6, method=method)
             return tuple(st[:, c][None].astype(float) for c in (3, 4, 5))
-        _, out = sums.run(index, ul, slots, np.zeros(1), tours, 6, snap_t=tau[eval_r], snap_cols=(3, 4, 5), method=method)
+        _, out = sums.run(
+            index, ul, slots, np.zeros(1), tours, 6, snap_t=tau[eval_r], snap_cols=(3, 4, 5), method=method
+        )
         return tuple(out[:, c].astype(float) for c in range(3))
 
     return kernel

@@ -350,7 +350,14 @@ def cheaper_by_runs(idx, ulabels, n_ends, share, n_sample=64):
         return float((c * (c - 1) // 2).sum())
 
     pick = change[np.linspace(0, change.size - 1, min(n_sample, change.size)).astype(np.int64)]
-    flips = np.mean([together(ulabels[idx[t - 1]]) + together(ulabels[idx[t]]) - 2 * together(ulabels[idx[t - 1]], ulabels[idx[t]]) for t in pick])
+    flips = np.mean(
+        [
+            together(ulabels[idx[t - 1]])
+            + together(ulabels[idx[t]])
+            - 2 * together(ulabels[idx[t - 1]], ulabels[idx[t]])
+            for t in pick
+        ]
+    )
     per_run = np.mean([together(ulabels[idx[t]]) for t in pick])
     n_pairs = n * (n - 1) / 2
     by_changes = COST_CHANGE * flips * change.size * share
@@ -443,6 +450,8 @@ class PairSums:
                 t.append(tau)
                 length.append(np.concatenate([[-1], np.diff(tau)]) if tau.size else tau)
             q.append(np.full(t[-1].size, k))
-        t, q, length = (np.concatenate(v).astype(np.int64) if v else np.zeros(0, dtype=np.int64) for v in (t, q, length))
+        t, q, length = (
+            np.concatenate(v).astype(np.int64) if v else np.zeros(0, dtype=np.int64) for v in (t, q, length)
+        )
         order = np.argsort(t, kind="stable")
         return t[order], q[order], length[order]

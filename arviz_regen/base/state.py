@@ -106,10 +106,7 @@ def check_labels(labels, n_items=None, name="labels"):
         else:
             raise TypeError(f"`{name}` must hold integer labels, got dtype {arr.dtype}.")
     if n_items is not None and arr.shape[-1] != n_items:
-        raise ValueError(
-            f"`{name}` has {arr.shape[-1]} labels on its last axis but the partition has "
-            f"{n_items} items."
-        )
+        raise ValueError(f"`{name}` has {arr.shape[-1]} labels on its last axis but the partition has {n_items} items.")
     if arr.shape[-1] < 1:
         raise ValueError(f"`{name}` must label at least one item.")
     return arr.astype(np.int64, copy=False)
@@ -150,9 +147,7 @@ def is_canonical(labels):
     if arr.shape[-1] == 0:
         return np.ones(arr.shape[:-1], dtype=bool)
     running_max = np.maximum.accumulate(arr, axis=-1)
-    prev_max = np.concatenate(
-        [np.full(arr.shape[:-1] + (1,), -1, dtype=np.int64), running_max[..., :-1]], axis=-1
-    )
+    prev_max = np.concatenate([np.full(arr.shape[:-1] + (1,), -1, dtype=np.int64), running_max[..., :-1]], axis=-1)
     return np.all((arr >= 0) & (arr <= prev_max + 1), axis=-1)
 
 

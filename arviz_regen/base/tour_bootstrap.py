@@ -79,9 +79,7 @@ def tour_types(counts, lengths):
     first = np.flatnonzero(start)
     mult = np.diff(np.append(first, srt.shape[0]))
     uniq = srt[first]
-    return TourTypes(
-        np.ascontiguousarray(uniq[:, :-1]), np.ascontiguousarray(uniq[:, -1]), mult.astype(np.int64)
-    )
+    return TourTypes(np.ascontiguousarray(uniq[:, :-1]), np.ascontiguousarray(uniq[:, -1]), mult.astype(np.int64))
 
 
 @lazy_njit(cache=True)
@@ -195,7 +193,13 @@ def renewal_sums(types, budgets, n_rep, seed, residual_start=False):
         K = types.counts.shape[1]
         return np.zeros((n_rep, budgets.size, K)), np.zeros((n_rep, budgets.size))
     return _renewal_kernel(
-        np.random.default_rng(int(seed)), types.counts.astype(np.float64), types.lengths, types.mult, budgets, bool(residual_start), int(n_rep)
+        np.random.default_rng(int(seed)),
+        types.counts.astype(np.float64),
+        types.lengths,
+        types.mult,
+        budgets,
+        bool(residual_start),
+        int(n_rep),
     )
 
 
@@ -332,7 +336,14 @@ def permuted_sums(types, n_tours, n_rep, seed):
     if types.lengths.size == 0:
         K = types.counts.shape[1]
         return np.zeros((n_rep, n_tours.size, K)), np.zeros((n_rep, n_tours.size))
-    return _permutation_kernel(np.random.default_rng(int(seed)), types.counts.astype(np.float64), types.lengths, types.mult, n_tours, int(n_rep))
+    return _permutation_kernel(
+        np.random.default_rng(int(seed)),
+        types.counts.astype(np.float64),
+        types.lengths,
+        types.mult,
+        n_tours,
+        int(n_rep),
+    )
 
 
 def pearson_statistic(dev, q, scale):

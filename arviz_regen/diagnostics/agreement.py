@@ -230,8 +230,20 @@ def chain_agreement(
             UserWarning,
             stacklevel=2,
         )
-        return _dataset(names, np.full(len(names), nan), np.full(len(names), nan), nan, nan, nan, 0, 0, None, None, pdraws,
-                        {**base, "reason": reason, "n_permutations_used": 0})
+        return _dataset(
+            names,
+            np.full(len(names), nan),
+            np.full(len(names), nan),
+            nan,
+            nan,
+            nan,
+            0,
+            0,
+            None,
+            None,
+            pdraws,
+            {**base, "reason": reason, "n_permutations_used": 0},
+        )
     offset = n - b * L
     Ys = X[:, :, offset:].reshape(len(names), C, b, L).mean(axis=-1).reshape(len(names), C * b)
     columns = np.arange(pdraws.n_items)
@@ -239,7 +251,9 @@ def chain_agreement(
     if pairs and pdraws.n_items > max_items:
         rng = np.random.default_rng(random_seed)
         columns = np.sort(rng.choice(pdraws.n_items, size=max_items, replace=False))
-        subset_note = f"pairs of a random subset of {max_items} of the {pdraws.n_items} items (random_seed={random_seed})"
+        subset_note = (
+            f"pairs of a random subset of {max_items} of the {pdraws.n_items} items (random_seed={random_seed})"
+        )
         warnings.warn(
             f"chain_agreement tests the co-clustering of {subset_note}; the test is valid for "
             "those pairs, and the traces see all items.",
@@ -259,18 +273,26 @@ def chain_agreement(
     chains = _pair_batches(pdraws, columns, b, L, offset, client) if n_pairs_all else []
     n_blocks = 1 if client is None else max(1, min(n_pairs_all, 2 * n_threads(client)))
     cuts = np.linspace(0, n_pairs_all, n_blocks + 1).round().astype(np.int64)
-    held = hold_blocks(_pair_rows, [(a, z, chains) for a, z in zip(cuts[:-1], cuts[1:])], client=client) if n_pairs_all else []
-    live = np.concatenate(list(map_blocks(_live_mask, [(h,) for h in held], client=client))) if held else np.zeros(0, bool)
+    held = (
+        hold_blocks(_pair_rows, [(a, z, chains) for a, z in zip(cuts[:-1], cuts[1:])], client=client)
+        if n_pairs_all
+        else []
+    )
+    live = (
+        np.concatenate(list(map_blocks(_live_mask, [(h,) for h in held], client=client))) if held else np.zeros(0, bool)
+    )
     n_live = int(live.sum())
     f_pairs = (
         np.concatenate(list(map_blocks(_anova_block, [(h,) for h in held], shared=(groups, G), client=client,
                                        name="anova_pairs")))
         if n_live else np.zeros(0)
     )  # fmt: skip
-    observed = np.array([
-        np.nanmax(f_traces) if np.isfinite(f_traces).any() or np.isinf(f_traces).any() else nan,
-        f_pairs.max() if f_pairs.size else nan,
-    ])
+    observed = np.array(
+        [
+            np.nanmax(f_traces) if np.isfinite(f_traces).any() or np.isinf(f_traces).any() else nan,
+            f_pairs.max() if f_pairs.size else nan,
+        ]
+    )
     seeds = np.random.SeedSequence(int(random_seed)).generate_state(1, dtype=np.uint32)
     reps = []
 
@@ -292,7 +314,9 @@ def chain_agreement(
     p, used = sequential_p_values(observed, draw, int(n_permutations))
     rep = np.concatenate(reps, axis=1) if reps else np.zeros((2, 0))
     with np.errstate(invalid="ignore"):
-        p_trace = np.array([(1 + np.sum(rep[0] >= f)) / (1 + rep.shape[1]) if np.isfinite(f) or np.isinf(f) else nan for f in f_traces])
+        p_trace = np.array(
+            [(1 + np.sum(rep[0] >= f)) / (1 + rep.shape[1]) if np.isfinite(f) or np.isinf(f) else nan for f in f_traces]
+        )
     p_all = simes([v for v in p if np.isfinite(v)]) if np.isfinite(p).any() else nan
     n_sig, worst, worst_cc = 0, None, None
     if f_pairs.size:
@@ -303,7 +327,12 @@ def chain_agreement(
         ii, jj = np.triu_indices(columns.size, 1)
         worst = (int(columns[ii[k]]), int(columns[jj[k]]))
         worst_cc = next(map_blocks(_pair_row, [(k, chains)], client=client)).reshape(C, b).mean(axis=1)
-    attrs = {**base, "reason": "", "n_permutations_used": int(used), "pairs": subset_note or ("all pairs" if pairs else "none")}
+    attrs = {
+        **base,
+        "reason": "",
+        "n_permutations_used": int(used),
+        "pairs": subset_note or ("all pairs" if pairs else "none"),
+    }
     return _dataset(names, f_traces, p_trace, p_all, p[0], p[1], n_live, n_sig, worst, worst_cc, pdraws, attrs)
 
 
@@ -319,14 +348,21 @@ def _dataset(names, f_traces, p_trace, p_all, p_traces, p_pairs, n_pairs, n_sig,
             "n_pairs": ((), n_pairs),
             "n_pairs_disagreeing": ((), n_sig),
             "worst_pair": (("pair_item",), np.array(worst if worst is not None else (-1, -1))),
-            "worst_pair_coclustering": (("chain",), np.asarray(worst_cc if worst_cc is not None else np.full(pdraws.n_chain, np.nan))),
+            "worst_pair_coclustering": (
+                ("chain",),
+                np.asarray(worst_cc if worst_cc is not None else np.full(pdraws.n_chain, np.nan)),
+            ),
         },
         coords=coords,
     )
     ds.attrs.update({"var_name": pdraws.name, **attrs})
     ds["p_value_all"].attrs["long_name"] = "chains agree (Simes' combination of traces and co-clustering)"
     ds["p_value_traces"].attrs["long_name"] = "chains agree on the scalar traces (max-F permutation test)"
-    ds["p_value_coclustering"].attrs["long_name"] = "chains agree on the co-clustering of every pair (max-F permutation test)"
+    ds["p_value_coclustering"].attrs["long_name"] = (
+        "chains agree on the co-clustering of every pair (max-F permutation test)"
+    )
     ds["f_statistic"].attrs["long_name"] = "ANOVA F of the batch means across half-chains"
-    ds["n_pairs_disagreeing"].attrs["long_name"] = "pairs whose co-clustering differs between half-chains (family-wise level alpha)"
+    ds["n_pairs_disagreeing"].attrs["long_name"] = (
+        "pairs whose co-clustering differs between half-chains (family-wise level alpha)"
+    )
     return ds

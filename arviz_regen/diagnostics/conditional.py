@@ -119,13 +119,7 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         raise ValueError(f"`kind` must be one of {_KINDS}, got {kind!r}.")
     ds = _terms_dataset(data)
     client = resolve_client(client)
-    names = (
-        list(ds.data_vars)
-        if var_names is None
-        else [var_names]
-        if isinstance(var_names, str)
-        else list(var_names)
-    )
+    names = list(ds.data_vars) if var_names is None else [var_names] if isinstance(var_names, str) else list(var_names)
     missing = [n for n in names if n not in ds.data_vars]
     if missing or not names:
         raise ValueError(
@@ -136,9 +130,7 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         da = ds[name]
         other = [d for d in da.dims if d not in ("chain", "draw")]
         if "chain" not in da.dims or "draw" not in da.dims or len(other) != 1:
-            raise ValueError(
-                f"The terms of {name!r} must have dims (chain, draw, check), got {da.dims}."
-            )
+            raise ValueError(f"The terms of {name!r} must have dims (chain, draw, check), got {da.dims}.")
         dim = other[0]
         da = da.transpose("chain", "draw", dim)
         try:
@@ -157,12 +149,7 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
             "mean": np.nan,
             "mcse": np.nan,
         }[kind]
-        checks = [
-            str(c)
-            for c in (
-                da.coords[dim].values if dim in da.coords else range(da.sizes[dim])
-            )
-        ]
+        checks = [str(c) for c in (da.coords[dim].values if dim in da.coords else range(da.sizes[dim]))]
         out[name] = xr.DataArray(
             np.r_[per, whole], dims=(dim,), coords={dim: checks + [ALL]},
             attrs={"df": int(res.df), "rank": int(res.rank), "n_draws": int(res.n_draws)},

@@ -158,8 +158,14 @@ def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, mi
         # visits outside whole tours: every draw counts in the pooled test (tour_tests module notes)
         partial = visits[:, top] - np.stack([p[0].sum(axis=0) for p in parts])
         verdict = all_chains_test(
-            [p[0] for p in parts], [p[1] for p in parts], np.full(C, n_draw), q, np.minimum(ks, kmax),
-            partial=partial, n_rep=n_rep, seed=seeds[C],
+            [p[0] for p in parts],
+            [p[1] for p in parts],
+            np.full(C, n_draw),
+            q,
+            np.minimum(ks, kmax),
+            partial=partial,
+            n_rep=n_rep,
+            seed=seeds[C],
         )
         if verdict["rare_switching"] and C > 1:
             problems.rare_switching.append(verdict["longest_share"])
@@ -321,7 +327,15 @@ def hotelling_rs(
         return _lookahead(pdraws, logp, ks_req, scalar_k, pooled, tol, pdraws.logp_name)
 
     problems = _Problems()
-    opts = dict(method=method, pooled=bool(pooled), n_rep=int(n_bootstrap), seeds=seeds, min_tours=int(min_tours), tol=tol, problems=problems)
+    opts = dict(
+        method=method,
+        pooled=bool(pooled),
+        n_rep=int(n_bootstrap),
+        seeds=seeds,
+        min_tours=int(min_tours),
+        tol=tol,
+        problems=problems,
+    )
     if cumulative:
         positions = eval_positions(pdraws.n_draw, n_points)
         steps = []
@@ -331,14 +345,20 @@ def hotelling_rs(
             step_opts = opts if at_end else {**opts, "problems": _Problems()}
             steps.append(_evaluate(pdraws.index[:, : t + 1], logp, pdraws.n_states, ks_req, **step_opts))
         last = steps[-1]  # eval_positions always includes the last draw
-        res = {name: np.stack([s[name] for s in steps], axis=-1) for name in steps[0] if name not in ("top", "tours_visiting")}
+        res = {
+            name: np.stack([s[name] for s in steps], axis=-1)
+            for name in steps[0]
+            if name not in ("top", "tours_visiting")
+        }
         res["tours_visiting"] = last["tours_visiting"]
         res["top"] = last["top"]
     else:
         positions = None
         res = _evaluate(pdraws.index, logp, pdraws.n_states, ks_req, **opts)
     _warn(problems, pdraws, ks_req, method, int(min_tours))
-    return _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, pdraws.logp_name, n_bootstrap, random_seed)
+    return _dataset(
+        pdraws, res, ks_req, scalar_k, positions, method, pooled, pdraws.logp_name, n_bootstrap, random_seed
+    )
 
 
 def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var, n_bootstrap, random_seed):
@@ -392,7 +412,9 @@ def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var,
     )
     ds["p_value"].attrs["long_name"] = f"per-chain p-value ({method})"
     ds["t2"].attrs["long_name"] = "Hotelling-RS statistic T²"
-    ds["t2_tours"].attrs["long_name"] = "Hotelling T² of the visits per tour to the top states against their known means"
+    ds["t2_tours"].attrs["long_name"] = (
+        "Hotelling T² of the visits per tour to the top states against their known means"
+    )
     ds["df"].attrs["long_name"] = "degrees of freedom of T² (states used − 1; 0: no test)"
     ds["n_tours"].attrs["long_name"] = "whole regeneration tours used"
     ds["tours_visiting"].attrs["long_name"] = "whole tours in which the top state of this rank was visited"
@@ -495,8 +517,12 @@ def _warn(problems, pdraws, ks_req, method, min_tours):
             f"Top states visited in fewer than {min_tours} whole tours ({'; '.join(parts)}; e.g. "
             f"rank {problems.rare[0][1][0]} is {pdraws.labels[first].tolist()}): the test rests on "
             "a handful of excursions for them, so its result means little for K that includes "
-            "them" + (" (the χ² p-values are then too small)" if method == "chi2" else " (the "
-            "bootstrap p-values are then conservative: large, not evidence of convergence)")
+            "them"
+            + (
+                " (the χ² p-values are then too small)"
+                if method == "chi2"
+                else " (the bootstrap p-values are then conservative: large, not evidence of convergence)"
+            )
             + ". Use a smaller K or run longer; `tours_visiting` has the counts.",
             UserWarning,
             stacklevel=3,

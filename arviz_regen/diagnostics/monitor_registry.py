@@ -42,4 +42,3 @@ class MonitorRegistry:
 
 #: the process's registry, which the monitors register with
 registry = MonitorRegistry()
-

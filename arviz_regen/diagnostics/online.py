@@ -51,6 +51,7 @@ def active_monitor():
 
     return registry.active
 
+
 _PRECISION = ("fixed_width", "relative")
 #: PyMC's sampling processes are named ``worker_chain_<chain>`` (PyMC 5 and 6)
 _WORKER_PREFIX = "worker_chain_"
@@ -126,9 +127,7 @@ class _Rule:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            hot = hotelling_rs(
-                labels, logp=logp, k=self.k, n_bootstrap=self.n_bootstrap, random_seed=self.random_seed
-            )
+            hot = hotelling_rs(labels, logp=logp, k=self.k, n_bootstrap=self.n_bootstrap, random_seed=self.random_seed)
             cc = coclustering(labels, logp=logp, combined=True)
         from ..base.tour_tests import simes
 
@@ -203,14 +202,26 @@ def _decide(rows, checkpoints):
     """Decision after the evaluated checkpoints: converged / flagged / undecided."""
     flagged_at = next((r["draws"] for r in rows if r["flagged"]), None)
     if flagged_at is not None:
-        return {"status": "flagged", "stopped_at": None, "flagged_at": int(flagged_at),
-                "reason": f"Hotelling-RS flagged the chains at {flagged_at} draws: not converged."}
+        return {
+            "status": "flagged",
+            "stopped_at": None,
+            "flagged_at": int(flagged_at),
+            "reason": f"Hotelling-RS flagged the chains at {flagged_at} draws: not converged.",
+        }
     done = next((r for r in rows if r["precise"] and r["verdict_reached"]), None)
     if done is not None:
-        return {"status": "converged", "stopped_at": int(done["draws"]), "flagged_at": None,
-                "reason": f"precision reached at {done['draws']} draws with no flag so far."}
-    return {"status": "undecided", "stopped_at": None, "flagged_at": None,
-            "reason": "precision not reached yet" if rows else "no checkpoint reached yet"}
+        return {
+            "status": "converged",
+            "stopped_at": int(done["draws"]),
+            "flagged_at": None,
+            "reason": f"precision reached at {done['draws']} draws with no flag so far.",
+        }
+    return {
+        "status": "undecided",
+        "stopped_at": None,
+        "flagged_at": None,
+        "reason": "precision not reached yet" if rows else "no checkpoint reached yet",
+    }
 
 
 class StopWhenConverged:
@@ -277,9 +288,25 @@ class StopWhenConverged:
         The checkpoints evaluated (p-values, levels, precision).
     """
 
-    def __init__(self, n_chains, var_name="z", *, alpha=0.05, k=(2, 5), precision="fixed_width", epsilon=0.02,
-                 confidence=0.95, first=1000, growth=1.5, max_draws=1_000_000, checkpoints=None,
-                 logp_stat="partition_logp", n_bootstrap=499, random_seed=0, verbose=False):
+    def __init__(
+        self,
+        n_chains,
+        var_name="z",
+        *,
+        alpha=0.05,
+        k=(2, 5),
+        precision="fixed_width",
+        epsilon=0.02,
+        confidence=0.95,
+        first=1000,
+        growth=1.5,
+        max_draws=1_000_000,
+        checkpoints=None,
+        logp_stat="partition_logp",
+        n_bootstrap=499,
+        random_seed=0,
+        verbose=False,
+    ):
         if int(n_chains) < 1:
             raise ValueError(f"`n_chains` must be a positive int, got {n_chains!r}.")
         grid = checkpoint_grid(first, growth, max_draws) if checkpoints is None else checkpoints
@@ -543,9 +570,24 @@ def _pymc_workers():
     )  # fmt: skip
 
 
-def when_converged(data, var_names=None, *, alpha=0.05, k=(2, 5), precision="fixed_width", epsilon=0.02,
-                   confidence=0.95, first=1000, growth=1.5, max_draws=None, checkpoints=None,
-                   n_bootstrap=499, random_seed=0, logp_var="partition_logp", logp=None):
+def when_converged(
+    data,
+    var_names=None,
+    *,
+    alpha=0.05,
+    k=(2, 5),
+    precision="fixed_width",
+    epsilon=0.02,
+    confidence=0.95,
+    first=1000,
+    growth=1.5,
+    max_draws=None,
+    checkpoints=None,
+    n_bootstrap=499,
+    random_seed=0,
+    logp_var="partition_logp",
+    logp=None,
+):
     """Where the online rule of :class:`StopWhenConverged` would have stopped chains already drawn.
 
     Parameters

@@ -33,7 +33,15 @@ __all__ = ["regen_summary"]
 
 _STAT_COLUMNS = ["mean", "sd", "ess_bulk", "ess_tail", "r_hat"]
 _VERDICT_COLUMNS = ["p_value_all", "p_value_pooled", "p_value_agreement", "p_value_recurrence"]
-_AGREEMENT_COLUMNS = ["p_value_all", "p_value_traces", "p_value_coclustering", "n_pairs", "n_pairs_disagreeing", "n_batches", "batch_size"]
+_AGREEMENT_COLUMNS = [
+    "p_value_all",
+    "p_value_traces",
+    "p_value_coclustering",
+    "n_pairs",
+    "n_pairs_disagreeing",
+    "n_batches",
+    "batch_size",
+]
 
 
 def _stat_dataset(idata, pdraws, traces, stats_vars, logp_var):
@@ -324,8 +332,14 @@ def regen_summary(
     if hot is not None and recurrence(hot)[0]:
         rows = _hotelling_rows(hot, np.atleast_1d(k))
     if compared is None and pdraws.n_chain >= 2:
-        agree = chain_agreement(pdraws, traces=traces, n_permutations=n_permutations, pairs=pairs,
-                                random_seed=0 if random_seed is None else random_seed, alpha=alpha)
+        agree = chain_agreement(
+            pdraws,
+            traces=traces,
+            n_permutations=n_permutations,
+            pairs=pairs,
+            random_seed=0 if random_seed is None else random_seed,
+            alpha=alpha,
+        )
         rows.append(_agreement_row(agree))
     if compared is None:
         agree_check = agreement_check(agree, pdraws.n_chain)

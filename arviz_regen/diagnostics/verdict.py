@@ -135,7 +135,10 @@ def recurrence(hot, missing=None):
     chains = np.asarray(hot["chain"].values)
     fewest = int(n_tours.min()) if n_tours.size else 0
     if fewest >= MIN_TOURS:
-        return True, f"states recur (every chain has >= {MIN_TOURS} whole tours at the regeneration state; fewest {fewest})"
+        return (
+            True,
+            f"states recur (every chain has >= {MIN_TOURS} whole tours at the regeneration state; fewest {fewest})",
+        )
     c = int(np.argmin(n_tours))
     return False, (
         f"states do not recur enough (chain {chains[c]} has {fewest} whole tours at the regeneration "
@@ -301,7 +304,9 @@ def decide(checks, stats, n_chain, alpha=0.05):
         )  # fmt: skip
     if reasons:
         head = f"no check rejects ({combined}), but " if decided else ""
-        line = f"verdict: NOT REACHED at alpha={alpha:g}: {head}{'; '.join(reasons)}. [{detail}{tail}]".replace(" []", "")
+        line = f"verdict: NOT REACHED at alpha={alpha:g}: {head}{'; '.join(reasons)}. [{detail}{tail}]".replace(
+            " []", ""
+        )
         return Verdict("NOT REACHED", names, p, alpha, why, line + f" decided by {names}: {why}", checks)
     line = (
         f"verdict: PASS at alpha={alpha:g} ({combined}; R-hat <= {RHAT_MAX} and bulk ESS >= "

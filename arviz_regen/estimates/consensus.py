@@ -81,9 +81,7 @@ def binder_loss(labels, coclustering):
     rho = _check_coclustering(coclustering)
     labels = np.asarray(labels)
     if labels.shape[-1] != rho.shape[0]:
-        raise ValueError(
-            f"`labels` has {labels.shape[-1]} items but `coclustering` has {rho.shape[0]}."
-        )
+        raise ValueError(f"`labels` has {labels.shape[-1]} items but `coclustering` has {rho.shape[0]}.")
     n = rho.shape[0]
     lead = labels.shape[:-1]
     flat = labels.reshape(-1, n)
@@ -221,9 +219,7 @@ def consensus_partition(coclustering, *, candidates=None, method="auto", max_exh
     rho = _check_coclustering(coclustering)
     n = rho.shape[0]
     if method not in ("auto", "exhaustive", "search", "salso", "candidates"):
-        raise ValueError(
-            f"`method` must be 'auto', 'exhaustive', 'search', 'salso' or 'candidates', got {method!r}."
-        )
+        raise ValueError(f"`method` must be 'auto', 'exhaustive', 'search', 'salso' or 'candidates', got {method!r}.")
     if candidates is not None:
         candidates = np.atleast_2d(np.asarray(candidates))
         if candidates.shape[-1] != n:

@@ -100,9 +100,7 @@ def rs_estimate(
     vals = _state_values(func, pdraws)
     reg = regenerate(pdraws, regeneration, se_method=se_method, combined=combined, what="rs_estimate")
     positions = eval_positions(pdraws.n_draw, n_points) if cumulative else None
-    mean, se, n_tours = estimate(
-        reg.tours, reg.se_method, state_values=vals, positions=positions, combined=combined
-    )
+    mean, se, n_tours = estimate(reg.tours, reg.se_method, state_values=vals, positions=positions, combined=combined)
     _warn_few_tours(n_tours, reg.se_method, cumulative)
     fdims = tuple(f"{name}_dim_{i}" for i in range(vals.ndim - 1))
     return assemble(
@@ -167,8 +165,11 @@ def top_states(
         pdraws,
         {"probability": (("rank",), mean), "se": (("rank",), se), "n_tours": ((), n_tours)},
         combined=combined,
-        static={"labels": (("rank", "item"), pdraws.labels[top]), "logp": (("rank",), lp),
-                "logp_probability": (("rank",), level * q)},
+        static={
+            "labels": (("rank", "item"), pdraws.labels[top]),
+            "logp": (("rank",), lp),
+            "logp_probability": (("rank",), level * q),
+        },
         coords={"rank": np.arange(top.size), "item": pdraws.item_coord},
         attrs=reg.attrs(pdraws, combined),
     )

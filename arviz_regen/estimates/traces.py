@@ -234,7 +234,9 @@ def partition_traces(
     ds.attrs.update(
         {
             "var_name": pdraws.name,
-            "references": "given" if references is not None else f"{refs.shape[0]}-medoids (VI) of a thinned pooled sample",
+            "references": "given"
+            if references is not None
+            else f"{refs.shape[0]}-medoids (VI) of a thinned pooled sample",
         }
     )
     return ds

@@ -366,7 +366,9 @@ def plot_coclustering_trace(
         if not (any(finite) if overlay else finite[-1]):
             _note(axi, "no item pairs to show" if arr.shape[1] == 0 else _NO_TOURS)
         axi.set_xlabel("draw")
-        axi.set_ylabel({"cv": "CV", "se": "standard error", "rho": "co-clustering", "abs_error": "absolute error"}[stat])
+        axi.set_ylabel(
+            {"cv": "CV", "se": "standard error", "rho": "co-clustering", "abs_error": "absolute error"}[stat]
+        )
         axi.set_title(("all chains" if overlay else "pooled chains" if c is None else f"chain {c}") + suffix)
     if overlay:
         axes[0].legend(fontsize="small", frameon=False)
@@ -505,8 +507,7 @@ def _estimate_and_rho(data, var_names, estimate, loss, coclustering, kwargs):
     rho = _check_finite_matrix(np.asarray(rho, dtype=float))
     if rho.ndim != 2 or rho.shape[0] != rho.shape[1] or rho.shape[0] != labels.shape[-1]:
         raise ValueError(
-            f"The co-clustering matrix has shape {rho.shape} but the estimate labels "
-            f"{labels.shape[-1]} items."
+            f"The co-clustering matrix has shape {rho.shape} but the estimate labels {labels.shape[-1]} items."
         )
     from ..base.state import canonicalize
 

@@ -54,8 +54,7 @@ def _same_layout(name, ref, ds, where):
     for var in ref.data_vars:
         if ref[var].dims != ds[var].dims:
             raise ValueError(
-                f"combine_chains: {name}[{var!r}] has dims {ds[var].dims} in {where} and "
-                f"{ref[var].dims} in source 0."
+                f"combine_chains: {name}[{var!r}] has dims {ds[var].dims} in {where} and {ref[var].dims} in source 0."
             )
     for dim in ref.dims:
         if dim == "chain":

@@ -20,7 +20,16 @@ import contextlib
 import contextvars
 import sys
 
-__all__ = ["resolve_client", "current_client", "using_client", "map_blocks", "hold_blocks", "scatter", "n_threads", "TASK_PREFIX"]
+__all__ = [
+    "resolve_client",
+    "current_client",
+    "using_client",
+    "map_blocks",
+    "hold_blocks",
+    "scatter",
+    "n_threads",
+    "TASK_PREFIX",
+]
 
 #: the client set by :func:`using_client` (the active one inside it)
 _CURRENT = contextvars.ContextVar("arviz_regen_client", default=None)

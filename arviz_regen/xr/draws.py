@@ -127,9 +127,7 @@ class PartitionDraws:
         """Index of a given label vector among the visited states (ValueError if not visited)."""
         lab = np.asarray(labels)
         if lab.shape != (self.n_items,):
-            raise ValueError(
-                f"`{argname}` must be one label vector of length {self.n_items}, got shape {lab.shape}."
-            )
+            raise ValueError(f"`{argname}` must be one label vector of length {self.n_items}, got shape {lab.shape}.")
         key = state_keys(lab[None, :])
         pos = np.searchsorted(self.keys, key[0])
         if pos >= self.n_states or self.keys[pos] != key[0]:
@@ -325,9 +323,7 @@ def _to_groups(data, var_names, logp_var, argname):
         try:
             idata = az.convert_to_inference_data(data)
         except Exception as err:  # ArviZ raises a plain ValueError/TypeError with its own wording
-            raise TypeError(
-                f"`{argname}`: cannot convert {type(data).__name__} ({err}). {_INPUT_HELP}"
-            ) from err
+            raise TypeError(f"`{argname}`: cannot convert {type(data).__name__} ({err}). {_INPUT_HELP}") from err
         return _to_groups(idata, var_names, logp_var, argname)
     try:
         from arviz_base import convert_to_datatree
@@ -337,9 +333,7 @@ def _to_groups(data, var_names, logp_var, argname):
         try:
             tree = convert_to_datatree(data)
         except Exception as err:
-            raise TypeError(
-                f"`{argname}`: cannot convert {type(data).__name__} ({err}). {_INPUT_HELP}"
-            ) from err
+            raise TypeError(f"`{argname}`: cannot convert {type(data).__name__} ({err}). {_INPUT_HELP}") from err
         return _to_groups(tree, var_names, logp_var, argname)
     raise TypeError(f"`{argname}`: unsupported input type {type(data).__name__}. {_INPUT_HELP}")
 
@@ -348,8 +342,7 @@ def _logp_dataarray(logp, posterior, argname="logp"):
     """``logp=`` (chain, draw), (draw,) for one chain, or a DataArray, on the posterior's coords."""
     if isinstance(logp, str):
         raise TypeError(
-            f"`{argname}` must be an array of log posterior values; to name a variable, "
-            f"use `logp_var={logp!r}`."
+            f"`{argname}` must be an array of log posterior values; to name a variable, use `logp_var={logp!r}`."
         )
     missing = [d for d in ("chain", "draw") if d not in posterior.dims]
     if missing:
@@ -366,8 +359,10 @@ def _logp_dataarray(logp, posterior, argname="logp"):
                 raise ValueError(
                     f"`{argname}` has {logp.sizes[dim]} {dim}s but the posterior has {posterior.sizes[dim]}."
                 )
-            if dim in logp.coords and dim in posterior.coords and not np.array_equal(
-                logp[dim].values, posterior[dim].values
+            if (
+                dim in logp.coords
+                and dim in posterior.coords
+                and not np.array_equal(logp[dim].values, posterior[dim].values)
             ):
                 raise ValueError(f"`{argname}`: its {dim} coordinates differ from the posterior's.")
         values = logp.data
@@ -491,9 +486,7 @@ def select_partition_var(posterior, var_names):
             )
         name = var_names[0]
         if name not in posterior.data_vars:
-            raise ValueError(
-                f"`var_names`: {name!r} is not in the posterior; available: {list(posterior.data_vars)}."
-            )
+            raise ValueError(f"`var_names`: {name!r} is not in the posterior; available: {list(posterior.data_vars)}.")
         return name
     candidates = []
     for name, da in posterior.data_vars.items():
@@ -610,9 +603,7 @@ def _align_on(stat, labels, what, against):
     return stat
 
 
-def load_partition(
-    data, var_names=None, logp_var="partition_logp", argname="data", *, logp=None, coords=None
-):
+def load_partition(data, var_names=None, logp_var="partition_logp", argname="data", *, logp=None, coords=None):
     """Reduce the draws of a partition variable to pooled unique states.
 
     Parameters
@@ -671,9 +662,7 @@ def load_partition(
     name = select_partition_var(posterior, var_names)
     da = posterior[name]
     if da.ndim != 3 or "chain" not in da.dims or "draw" not in da.dims:
-        raise ValueError(
-            f"posterior variable {name!r} must have dims (chain, draw, <item dim>), got {da.dims}."
-        )
+        raise ValueError(f"posterior variable {name!r} must have dims (chain, draw, <item dim>), got {da.dims}.")
     item_dim = [d for d in da.dims if d not in ("chain", "draw")][0]
     sel = _check_coords(coords, da.dims, f"the posterior variable {name!r}")
     da = _select(da, sel, f"posterior[{name!r}]")
@@ -718,9 +707,7 @@ def load_partition(
     if stats is not None and logp_var in stats.data_vars:
         lp_da = stats[logp_var]
         if set(lp_da.dims) != {"chain", "draw"}:
-            raise ValueError(
-                f"sample_stats[{logp_var!r}] must have dims (chain, draw), got {lp_da.dims}."
-            )
+            raise ValueError(f"sample_stats[{logp_var!r}] must have dims (chain, draw), got {lp_da.dims}.")
         lp_da = _select(lp_da, sel, f"sample_stats[{logp_var!r}]")
         lp_da = _align_on(lp_da, da, f"sample_stats[{logp_var!r}]", f"posterior[{name!r}]")
         lp = np.asarray(lp_da.transpose("chain", "draw").values)
@@ -788,7 +775,9 @@ def select_items(pdraws, items, argname="items"):
             arr = arr[None]
         if arr.dtype == bool:
             if arr.shape != (n,):
-                raise ValueError(f"`{argname}`: a boolean mask must have one entry per item ({n}), got shape {arr.shape}.")
+                raise ValueError(
+                    f"`{argname}`: a boolean mask must have one entry per item ({n}), got shape {arr.shape}."
+                )
             pos = np.flatnonzero(arr)
         else:
             pos = index.get_indexer(arr)

@@ -31,8 +31,7 @@ import pytensor.tensor as pt
 from .._pytensor_modes import compile_function, python_function
 from ..predictive._types import LM_SIG, addresses, quiet_compile
 
-__all__ = ["compile_log_marginal", "reference_log_marginal", "family_key", "compile_density",
-           "CompiledDensity"]
+__all__ = ["compile_log_marginal", "reference_log_marginal", "family_key", "compile_density", "CompiledDensity"]
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
@@ -147,6 +146,7 @@ def compile_log_marginal(family, n_stats):
         wraps pytensor's dispatcher ``fn.vm.jit_fn``, which returns a 1-tuple of 0-d arrays.
         Compiled once per process for equal families (cached by the family's pickled state).
     """
+
     def build():
         fn, jit_fn = _build(family, n_stats)
         return CompiledLogMarginal(fn, jit_fn, _wrap(jit_fn))
@@ -177,13 +177,12 @@ class CompiledLogMarginal:
         return self.dispatcher(np.ascontiguousarray(stats, dtype=np.float64))
 
     def __reduce__(self):  # never ship addresses to another process: recompile there
-        raise TypeError(
-            "CompiledLogMarginal is process-local; recompile it with compile_log_marginal."
-        )
+        raise TypeError("CompiledLogMarginal is process-local; recompile it with compile_log_marginal.")
 
 
 def _wrap(jit_fn):
     """A first-class numba function ``lm(stats) -> float`` around pytensor's dispatcher."""
+
     @numba.njit(LM_SIG, nogil=True)
     def lm(stats):
         return jit_fn(stats)[0].item()

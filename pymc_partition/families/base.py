@@ -151,9 +151,7 @@ def check_data(values, item_index=None, n_items=None):
         if item_index.size and not np.issubdtype(item_index.dtype, np.integer):
             raise TypeError(f"`item_index` must hold integers, got dtype {item_index.dtype}.")
         if item_index.shape[0] != n_rows:
-            raise ValueError(
-                f"`item_index` has length {item_index.shape[0]} but `observed` has {n_rows} rows."
-            )
+            raise ValueError(f"`item_index` has length {item_index.shape[0]} but `observed` has {n_rows} rows.")
         item_index = item_index.astype(np.int64)
         if item_index.min() < 0:
             raise ValueError("`item_index` holds negative item numbers.")
@@ -167,15 +165,13 @@ def check_data(values, item_index=None, n_items=None):
         n_items = int(n_items)
         if item_index.max() >= n_items:
             raise ValueError(
-                f"`item_index` names item {int(item_index.max())} but there are only {n_items} "
-                "items (numbered from 0)."
+                f"`item_index` names item {int(item_index.max())} but there are only {n_items} items (numbered from 0)."
             )
     counts = np.bincount(item_index, minlength=n_items)
     if np.any(counts == 0):
         empty = np.flatnonzero(counts == 0)
         raise ValueError(
-            f"item(s) {empty[:10].tolist()} have no data rows in `item_index`; every item needs "
-            "at least one row."
+            f"item(s) {empty[:10].tolist()} have no data rows in `item_index`; every item needs at least one row."
         )
     return values, item_index, n_items
 
@@ -198,10 +194,7 @@ def scalar_or_vector_param(name, value, check, what="variable"):
     value = check(name, value)
     arr = value if is_symbolic(value) else np.asarray(value)
     if arr.ndim > 1:
-        raise ValueError(
-            f"`{name}` must be a scalar or a 1-d array (one value per {what}), got shape "
-            f"{arr.shape}."
-        )
+        raise ValueError(f"`{name}` must be a scalar or a 1-d array (one value per {what}), got shape {arr.shape}.")
     if arr.ndim == 1 and _length(arr) == 0:
         raise ValueError(f"`{name}` is an empty array.")
     return value

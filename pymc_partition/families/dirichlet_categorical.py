@@ -18,8 +18,8 @@ import pytensor.tensor as pt
 from .._special import log_rising_tensor
 from .base import (
     ConjugateFamily,
-    check_positive,
     _length,
+    check_positive,
     group_sums,
     group_sums_graph,
     scalar_or_vector_param,
@@ -65,9 +65,7 @@ class DirichletCategorical(ConjugateFamily):
         self.alpha = scalar_or_vector_param("alpha", alpha, check_positive, what="category")
         if n_categories is not None:
             if isinstance(n_categories, bool) or not isinstance(n_categories, (int, np.integer)):
-                raise TypeError(
-                    f"`n_categories` must be an integer, got {type(n_categories).__name__}."
-                )
+                raise TypeError(f"`n_categories` must be an integer, got {type(n_categories).__name__}.")
             if n_categories < 1:
                 raise ValueError(f"`n_categories` must be at least 1, got {n_categories}.")
             n_categories = int(n_categories)
@@ -79,9 +77,7 @@ class DirichletCategorical(ConjugateFamily):
                     "pm.Gamma('alpha', 1, 1, shape=K)."
                 )
             if n_categories is not None and n_categories != k:
-                raise ValueError(
-                    f"`alpha` has {k} values but `n_categories` is {n_categories}."
-                )
+                raise ValueError(f"`alpha` has {k} values but `n_categories` is {n_categories}.")
             n_categories = k
         self.n_categories = n_categories
 
@@ -131,8 +127,7 @@ class DirichletCategorical(ConjugateFamily):
     def _item_stats_graph(self, values, item_index, n_items):
         if self.n_categories is None:
             raise ValueError(
-                "DirichletCategorical with data given as a variable needs `n_categories` (or a "
-                "vector `alpha`)."
+                "DirichletCategorical with data given as a variable needs `n_categories` (or a vector `alpha`)."
             )
         k = self.n_categories
         onehot = pt.eq(values[:, :, None], np.arange(k)).astype("float64")

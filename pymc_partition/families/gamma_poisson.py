@@ -19,10 +19,10 @@ from scipy.special import gammaln
 from .._special import log_rising_tensor
 from .base import (
     ConjugateFamily,
+    _length,
     check_param_length,
     check_positive,
     check_same_length,
-    _length,
     group_sums,
     group_sums_graph,
     scalar_or_vector_param,

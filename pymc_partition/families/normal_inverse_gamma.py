@@ -20,10 +20,10 @@ from .._special import log_rising_tensor
 from .base import (
     CentredLocation,
     ConjugateFamily,
+    _length,
     check_finite,
     check_param_length,
     check_positive,
-    _length,
     group_sums,
     group_sums_graph,
     scalar_or_vector_param,
@@ -157,8 +157,9 @@ class NormalInverseGamma(CentredLocation, ConjugateFamily):
         >>> float(pmp.NormalInverseGamma.from_data([-2.0, 2.0, -2.0, 2.0, 0.0], n_clusters=3).beta0[0])
         0.2222222222222222
         """
-        mean, alpha0, beta0 = data_scaled(observed, n_clusters, full=False, scale=scale,
-                                          shape=("alpha0", alpha0), minimum=1.0)
+        mean, alpha0, beta0 = data_scaled(
+            observed, n_clusters, full=False, scale=scale, shape=("alpha0", alpha0), minimum=1.0
+        )
         return cls(mean, kappa0, alpha0, beta0)
 
     def _check_values(self, values):

@@ -101,8 +101,7 @@ class NormalInverseWishart(CentredLocation, ConjugateFamily):
         mu0_arr = np.asarray(mu0, dtype=float)
         if mu0_arr.ndim > 1 or (mu0_arr.ndim == 1 and mu0_arr.size == 0):
             raise ValueError(
-                f"`mu0` must be a scalar or a non-empty 1-d array (one value per variable), got "
-                f"shape {mu0_arr.shape}."
+                f"`mu0` must be a scalar or a non-empty 1-d array (one value per variable), got shape {mu0_arr.shape}."
             )
         psi0 = check_finite("psi0", psi0)
         psi0_arr = np.asarray(psi0, dtype=float)
@@ -115,9 +114,7 @@ class NormalInverseWishart(CentredLocation, ConjugateFamily):
             raise ValueError(f"`psi0` must be a square (V, V) matrix, got shape {psi0_arr.shape}.")
         n_vars = psi0_arr.shape[0]
         if mu0_arr.ndim == 1 and mu0_arr.shape[0] != n_vars:
-            raise ValueError(
-                f"`mu0` has {mu0_arr.shape[0]} values but `psi0` is {n_vars} x {n_vars}."
-            )
+            raise ValueError(f"`mu0` has {mu0_arr.shape[0]} values but `psi0` is {n_vars} x {n_vars}.")
         scale = max(np.abs(psi0_arr).max(), np.finfo(float).tiny)
         if not np.allclose(psi0_arr, psi0_arr.T, rtol=0.0, atol=1e-10 * scale):
             raise ValueError("`psi0` must be symmetric.")
@@ -220,8 +217,11 @@ class NormalInverseWishart(CentredLocation, ConjugateFamily):
         self.nu0 = check_finite("nu0", nu0)
         if not is_symbolic(self.nu0) and self.nu0 <= self.n_vars - 1:
             raise ValueError(f"`nu0` must exceed V - 1 = {self.n_vars - 1}, got {nu0!r}.")
-        self.mu0 = check_finite("mu0", mu0) if is_symbolic(mu0) else np.broadcast_to(
-            np.asarray(check_finite("mu0", mu0), dtype=float), (self.n_vars,)).copy()
+        self.mu0 = (
+            check_finite("mu0", mu0)
+            if is_symbolic(mu0)
+            else np.broadcast_to(np.asarray(check_finite("mu0", mu0), dtype=float), (self.n_vars,)).copy()
+        )
         if is_symbolic(psi0):
             psi0 = check_finite("psi0", psi0)
             self.psi0 = psi0 * np.eye(self.n_vars) if psi0.ndim == 0 else psi0
@@ -261,10 +261,7 @@ class NormalInverseWishart(CentredLocation, ConjugateFamily):
 
     def _check_values(self, values):
         if values.shape[1] != self.n_vars:
-            raise ValueError(
-                f"`observed` has {values.shape[1]} variable(s) but `mu0`/`psi0` describe "
-                f"{self.n_vars}."
-            )
+            raise ValueError(f"`observed` has {values.shape[1]} variable(s) but `mu0`/`psi0` describe {self.n_vars}.")
 
     def _item_stats(self, values, item_index, n_items):
         n_vars = self.n_vars

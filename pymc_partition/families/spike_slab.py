@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytensor.tensor as pt
 
+from .._symbolic import is_symbolic
 from .base import (
     ConjugateFamily,
     check_finite,
@@ -24,7 +25,6 @@ from .base import (
     group_sums,
     group_sums_graph,
 )
-from .._symbolic import is_symbolic
 from .numba_draws import draw_spike_slab
 
 __all__ = ["SpikeSlabNormal", "replicate_summaries"]
@@ -173,9 +173,7 @@ class SpikeSlabNormal(ConjugateFamily):
         r = np.bincount(item_index, minlength=n_items).astype(float)
         m = group_sums_graph(values, item_index, n_items) / r[:, None]
         s = group_sums_graph((values - m[item_index]) ** 2, item_index, n_items)
-        const, A, B = item_terms(
-            r, m, s, self._param("mu"), self._param("sigma2"), self._param("sigma2_eta"), xp=pt
-        )
+        const, A, B = item_terms(r, m, s, self._param("mu"), self._param("sigma2"), self._param("sigma2_eta"), xp=pt)
         return pt.concatenate([const[:, None], A[:, None], B], axis=1)
 
     def predictive_form(self, item_stats):

@@ -91,9 +91,15 @@ def compare_eb(fit) -> EBComparison:
         re_, rs = _round_like(e, pe), _round_like(s, ps)
         rows.append(
             dict(
-                parameter=name, paper_estimate=pe, paper_std_error=ps, estimate=e, std_error=s,
-                rounded_estimate=re_, rounded_std_error=rs,
-                estimate_agrees=float(re_) == float(pe), std_error_agrees=float(rs) == float(ps),
+                parameter=name,
+                paper_estimate=pe,
+                paper_std_error=ps,
+                estimate=e,
+                std_error=s,
+                rounded_estimate=re_,
+                rounded_std_error=rs,
+                estimate_agrees=float(re_) == float(pe),
+                std_error_agrees=float(rs) == float(ps),
             )  # fmt: skip
         )
     return EBComparison(tuple(rows))

@@ -99,7 +99,9 @@ def figure2(diags, *, alpha=constants.ALPHA, cv_threshold=constants.CV_THRESHOLD
     p_min = min(float(np.nanmin(d["hotelling"]["p_value"].values, initial=1.0)) for d in diags.values())
     for r, name in enumerate(names):
         d = diags[name]
-        plot_coclustering_trace(d["coclustering"], stat="abs_error", reference=d["reference"], overlay=True, ax=axes[r, 0])
+        plot_coclustering_trace(
+            d["coclustering"], stat="abs_error", reference=d["reference"], overlay=True, ax=axes[r, 0]
+        )
         plot_coclustering_trace(d["coclustering"], stat="cv", overlay=True, ax=axes[r, 1])
         plot_hotelling_rs(d["hotelling"], overlay=True, alpha=alpha, p_min=min(1e-3, max(p_min / 10, 1e-10)),
                           ax=axes[r, 2])  # fmt: skip

@@ -61,6 +61,7 @@ def quiet_compile():
         )
         yield
 
+
 f8 = numba.float64
 i8 = numba.int64
 F1 = numba.types.Array(f8, 1, "C")
@@ -78,8 +79,7 @@ ADD_SIG = numba.void(I1, i8, i8, f8)
 INIT_SIG = f8(I1, i8)
 
 # context layout
-(_PARAMS, _N_PARAMS, _STATS, _N_SLOTS, _N_STATS, _CACHE, _WIDTH, _AUX, _N_ITEMS,
- _AUX_WIDTH) = range(10)
+(_PARAMS, _N_PARAMS, _STATS, _N_SLOTS, _N_STATS, _CACHE, _WIDTH, _AUX, _N_ITEMS, _AUX_WIDTH) = range(10)
 _LM = 10  # two entries: the compiled log marginal's addresses
 _CONTEXT_SIZE = 12
 
@@ -161,12 +161,9 @@ def addresses(dispatcher, sig):
         cres = dispatcher.overloads[tuple(sig.args)]
     if cres.signature.return_type != sig.return_type:
         raise TypeError(
-            f"{dispatcher.py_func.__qualname__} returns {cres.signature.return_type}, but the "
-            f"kernels call it as {sig}."
+            f"{dispatcher.py_func.__qualname__} returns {cres.signature.return_type}, but the kernels call it as {sig}."
         )
-    out = np.array(
-        [_get_wrapper_address(dispatcher, sig), _get_jit_address(dispatcher, sig)], dtype=np.int64
-    )
+    out = np.array([_get_wrapper_address(dispatcher, sig), _get_jit_address(dispatcher, sig)], dtype=np.int64)
     if (out <= 0).any():
         raise RuntimeError(f"Could not get the address of the compiled function {dispatcher}.")
     return out

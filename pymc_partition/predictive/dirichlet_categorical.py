@@ -102,6 +102,4 @@ def dirichlet_categorical_form(family, item_stats):
     alpha = np.broadcast_to(np.asarray(family.alpha, dtype=float), (K,))
     params = np.concatenate([[V, K, alpha.sum()], alpha])
     aux = np.argmax(counts, axis=2).astype(np.float64)
-    return PredictiveForm(
-        "DirichletCategorical", params, aux, 1 + V * K, _pred, _remove, _add, _init
-    )
+    return PredictiveForm("DirichletCategorical", params, aux, 1 + V * K, _pred, _remove, _add, _init)

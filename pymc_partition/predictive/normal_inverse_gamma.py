@@ -29,6 +29,7 @@ import math
 
 import numba
 import numpy as np
+
 from .._special import log_rising_scalar as _lr
 from ._shared import add_then_pred, pred_slots
 from ._types import unpack
@@ -198,8 +199,7 @@ def normal_inverse_gamma_form(family, item_stats):
     X = np.asarray(item_stats, dtype=np.float64)
     V = (X.shape[1] - 1) // 2
     mu0, k0, a0, b0 = (
-        np.broadcast_to(np.asarray(getattr(family, k), dtype=float), (V,))
-        for k in ("mu0", "kappa0", "alpha0", "beta0")
+        np.broadcast_to(np.asarray(getattr(family, k), dtype=float), (V,)) for k in ("mu0", "kappa0", "alpha0", "beta0")
     )
     mu0 = mu0 - family.centre  # the statistics are sums about the family's centre
     rows = X[:, 0]
@@ -212,6 +212,4 @@ def normal_inverse_gamma_form(family, item_stats):
     aux[:, 0] = rows
     aux[:, 1::2] = s1 / rows[:, None]  # item mean
     aux[:, 2::2] = np.maximum(s2 - s1**2 / rows[:, None], 0.0)  # scatter about the item mean
-    return PredictiveForm(
-        "NormalInverseGamma", params, aux, 1 + 4 * V, _pred, _remove, _add, _init
-    )
+    return PredictiveForm("NormalInverseGamma", params, aux, 1 + 4 * V, _pred, _remove, _add, _init)

@@ -28,6 +28,7 @@ import math
 
 import numba
 import numpy as np
+
 from .._special import log_rising
 from ..priors._ops import NUMPY
 from ._shared import pred_slots
@@ -72,9 +73,7 @@ def _init(ctx, c):
             m_b = params[_HEAD + b]
             s_b = stats[c, 1 + b]
             q = stats[c, 1 + V + a * V + b] - m_a * s_b - s_a * m_b + n * m_a * m_b
-            cache[c, iL + a * V + b] = (
-                params[_HEAD + V + a * V + b] + q - d_a * (s_b - n * m_b) / kap
-            )
+            cache[c, iL + a * V + b] = params[_HEAD + V + a * V + b] + q - d_a * (s_b - n * m_b) / kap
     logdet = 0.0
     for j in range(V):
         s = cache[c, iL + j * V + j]
@@ -210,9 +209,7 @@ def normal_inverse_wishart_form(family, item_stats):
         + 0.5 * nu0 * family._logdet_psi0
         - 0.5 * V * np.log1p(n / k0)
     )  # fmt: skip
-    params = np.concatenate(
-        [[V, k0, nu0, REFRESH, n.shape[0]], family.mu0 - family.centre, family.psi0.ravel(), T, M]
-    )
+    params = np.concatenate([[V, k0, nu0, REFRESH, n.shape[0]], family.mu0 - family.centre, family.psi0.ravel(), T, M])
     aux = np.ascontiguousarray(X[:, 1 : 1 + V])
     return PredictiveForm(
         f"NormalInverseWishart(V={V})", params, aux, _MU + 2 * V + V * V,

@@ -176,8 +176,7 @@ class PartitionPrior(RandomParams):
 
     def _key(self):
         return tuple(
-            ("variable", id(v)) if is_symbolic(v) else v
-            for v in (getattr(self, k) for k in self._param_names)
+            ("variable", id(v)) if is_symbolic(v) else v for v in (getattr(self, k) for k in self._param_names)
         )
 
     def __eq__(self, other):

@@ -112,10 +112,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
         self.gamma = check_param("gamma", gamma, check_positive, support=POSITIVE)
         if isinstance(k_prior, str):
             if k_prior not in _K_PRIORS:
-                raise ValueError(
-                    f"`k_prior` must be one of {_K_PRIORS} or a vector of probabilities, "
-                    f"got {k_prior!r}."
-                )
+                raise ValueError(f"`k_prior` must be one of {_K_PRIORS} or a vector of probabilities, got {k_prior!r}.")
             if k_prior == "uniform":
                 if k_param is not None:
                     raise ValueError('`k_param` is not used with k_prior="uniform"; leave it out.')
@@ -135,9 +132,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
                     "`k_prior` must be 'uniform', 'poisson', 'geometric' or a vector of probabilities."
                 ) from None
             if w.ndim != 1 or w.size == 0:
-                raise ValueError(
-                    "`k_prior` as probabilities must be a non-empty 1-D vector (P(K=1), P(K=2), ...)."
-                )
+                raise ValueError("`k_prior` as probabilities must be a non-empty 1-D vector (P(K=1), P(K=2), ...).")
             if not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
                 raise ValueError("`k_prior` probabilities must be finite, non-negative and not all zero.")
             if k_param is not None:
@@ -258,9 +253,7 @@ class MixtureOfFiniteMixtures(PartitionPrior):
 
             ratio = self._tail_ratio(n_items, self._k_used, log_g[1:], PYTENSOR)
             ok = pt.all(pt.or_(pt.isinf(log_g[1:]), ratio < np.log(_TAIL_TOL_RANDOM)))
-            log_g = check_parameters(
-                log_g, ok, msg=f"the V_N(t) series needs more than k_max = {self._k_used} terms"
-            )
+            log_g = check_parameters(log_g, ok, msg=f"the V_N(t) series needs more than k_max = {self._k_used} terms")
         return log_g, log_h
 
     def __repr__(self):

@@ -108,9 +108,7 @@ class PartitionStep(BlockedStep):
         self._stat_index = tuple(
             (name, STEP_RESULT_INDEX[field]) for field, name in self._stat_names.items()
         )  # where each stat sits in the engine's result, looked up by name once
-        self.stats_dtypes_shapes = {
-            self._stat_names[k]: v for k, v in type(self).stats_dtypes_shapes.items()
-        }
+        self.stats_dtypes_shapes = {self._stat_names[k]: v for k, v in type(self).stats_dtypes_shapes.items()}
         self.stats_dtypes = [{k: dtype for k, (dtype, _) in self.stats_dtypes_shapes.items()}]
 
     def _build_engine(self, initial_point, specialize):

@@ -109,13 +109,23 @@ class GibbsPartition(PartitionStep):
         "n_gibbs_sweeps": (np.int64, []),
     }
 
-    def __init__(self, vars=None, *, n_sweeps=1, thin=1, specialize=True, model=None, rng=None,
-                 initial_point=None, compile_kwargs=None, blocked=True):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        n_sweeps=1,
+        thin=1,
+        specialize=True,
+        model=None,
+        rng=None,
+        initial_point=None,
+        compile_kwargs=None,
+        blocked=True,
+    ):
         self.n_sweeps = _check_count("n_sweeps", n_sweeps, minimum=1)
         mix = MoveMix(n_gibbs=self.n_sweeps, n_split_merge=0, n_scans=0, gibbs_probability=0.0,
                       thin=_check_count("thin", thin, minimum=1))  # fmt: skip
-        self._setup(vars, model, rng, blocked, mix, specialize=specialize,
-                    initial_point=initial_point)
+        self._setup(vars, model, rng, blocked, mix, specialize=specialize, initial_point=initial_point)
 
     @staticmethod
     def competence(var, has_grad):

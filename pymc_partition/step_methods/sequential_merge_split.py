@@ -129,8 +129,7 @@ class SequentialMergeSplit(PartitionStep):
         mix = MoveMix(n_gibbs=self.n_gibbs_scans, n_split_merge=0, n_scans=0,
                       gibbs_probability=self.gibbs_probability,
                       thin=_check_count("thin", thin, minimum=1), n_sams=self.n_proposals)  # fmt: skip
-        self._setup(vars, model, rng, blocked, mix, specialize=specialize,
-                    initial_point=initial_point)
+        self._setup(vars, model, rng, blocked, mix, specialize=specialize, initial_point=initial_point)
 
     @staticmethod
     def competence(var, has_grad):

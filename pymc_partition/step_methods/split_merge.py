@@ -132,13 +132,24 @@ class SplitMerge(PartitionStep):
     }
 
     #: the deliberately badly mixing preset (see :meth:`badly_mixing`)
-    BADLY_MIXING = dict(
-        n_restricted_scans=0, n_split_merge=1, n_gibbs_scans=0, gibbs_probability=0.0
-    )
+    BADLY_MIXING = dict(n_restricted_scans=0, n_split_merge=1, n_gibbs_scans=0, gibbs_probability=0.0)
 
-    def __init__(self, vars=None, *, n_restricted_scans=5, n_split_merge=1, n_gibbs_scans=1,
-                 gibbs_probability=0.0, thin=1, specialize=True, model=None, rng=None,
-                 initial_point=None, compile_kwargs=None, blocked=True):
+    def __init__(
+        self,
+        vars=None,
+        *,
+        n_restricted_scans=5,
+        n_split_merge=1,
+        n_gibbs_scans=1,
+        gibbs_probability=0.0,
+        thin=1,
+        specialize=True,
+        model=None,
+        rng=None,
+        initial_point=None,
+        compile_kwargs=None,
+        blocked=True,
+    ):
         self.n_restricted_scans = _check_count("n_restricted_scans", n_restricted_scans)
         self.n_split_merge = _check_count("n_split_merge", n_split_merge)
         self.n_gibbs_scans = _check_count("n_gibbs_scans", n_gibbs_scans)
@@ -151,8 +162,7 @@ class SplitMerge(PartitionStep):
         mix = MoveMix(n_gibbs=self.n_gibbs_scans, n_split_merge=self.n_split_merge,
                       n_scans=self.n_restricted_scans, gibbs_probability=self.gibbs_probability,
                       thin=_check_count("thin", thin, minimum=1))  # fmt: skip
-        self._setup(vars, model, rng, blocked, mix, specialize=specialize,
-                    initial_point=initial_point)
+        self._setup(vars, model, rng, blocked, mix, specialize=specialize, initial_point=initial_point)
 
     @classmethod
     def badly_mixing(cls, vars=None, **kwargs):

@@ -54,7 +54,9 @@ def test_registered_on_arviz():
 def test_beside_rhat_and_ess(idata):
     hrs = az.hotelling_rs(idata, k=[2, 3, 5])
     rhat = az.rhat(get_group(idata, "sample_stats")[["n_clusters", "partition_logp"]])
-    merged = xr.merge([hrs.drop_attrs() if hasattr(hrs, "drop_attrs") else hrs, rhat.rename({k: f"rhat_{k}" for k in rhat.data_vars})])
+    merged = xr.merge(
+        [hrs.drop_attrs() if hasattr(hrs, "drop_attrs") else hrs, rhat.rename({k: f"rhat_{k}" for k in rhat.data_vars})]
+    )
     assert set(merged.data_vars) >= {"t2", "p_value", "df", "n_tours", "rhat_n_clusters"}
     assert hrs.p_value.dims == ("chain", "k")
 
@@ -171,7 +173,9 @@ def test_summary_without_arviz_0x(idata, monkeypatch):
     np.testing.assert_allclose(table.loc[stats, "sd"].astype(float), ref.loc[stats, "sd"].astype(float), rtol=1e-3)
     assert np.all(np.isfinite(table.loc[stats, "ess_tail"].astype(float)))  # tail ESS of ties differs
     hot = ref.columns[5:]
-    np.testing.assert_allclose(table.loc["hotelling_rs[k=2]", hot].astype(float), ref.loc["hotelling_rs[k=2]", hot].astype(float))
+    np.testing.assert_allclose(
+        table.loc["hotelling_rs[k=2]", hot].astype(float), ref.loc["hotelling_rs[k=2]", hot].astype(float)
+    )
 
 
 def test_cli_prints_table(idata, tmp_path, capsys):
@@ -231,8 +235,12 @@ def test_plot_hotelling_rs_trace(idata):
         assert len(chains) == N_CHAIN
         assert verdict.get_color() == "k" and verdict.get_linewidth() > chains[0].get_linewidth()
         np.testing.assert_allclose(verdict.get_xdata(), cum.draw.values)
-        np.testing.assert_allclose(verdict.get_ydata(), np.clip(cum.p_value_all.sel(k=kk).values, 1 / 200, 1), equal_nan=True)
-        np.testing.assert_allclose(chains[1].get_ydata(), np.clip(cum.p_value.sel(k=kk, chain=1).values, 1 / 200, 1), equal_nan=True)
+        np.testing.assert_allclose(
+            verdict.get_ydata(), np.clip(cum.p_value_all.sel(k=kk).values, 1 / 200, 1), equal_nan=True
+        )
+        np.testing.assert_allclose(
+            chains[1].get_ydata(), np.clip(cum.p_value.sel(k=kk, chain=1).values, 1 / 200, 1), equal_nan=True
+        )
         assert level.get_ydata()[0] == pytest.approx(0.1)
         assert not axi.texts  # p-values defined: no note
     # computed from the data: cumulative and the bootstrap options are passed through
@@ -266,10 +274,12 @@ def test_plot_overlays_labels_and_given_probabilities(idata):
     assert len(levels) == 1 and len(traces) == 2 * (N_CHAIN + 1)  # per K: the chains and the verdict
     level = levels[0]
     for i, kk in enumerate((2, 5)):
-        lines = traces[i * (N_CHAIN + 1): (i + 1) * (N_CHAIN + 1)]
+        lines = traces[i * (N_CHAIN + 1) : (i + 1) * (N_CHAIN + 1)]
         assert all(same_color(line.get_color(), f"C{i}") for line in lines)  # one colour per K
         assert len({line.get_linestyle() for line in lines[:N_CHAIN]}) == N_CHAIN  # one style per chain
-        np.testing.assert_allclose(lines[-1].get_ydata(), np.clip(cum.p_value_all.sel(k=kk).values, 1 / 200, 1), equal_nan=True)
+        np.testing.assert_allclose(
+            lines[-1].get_ydata(), np.clip(cum.p_value_all.sel(k=kk).values, 1 / 200, 1), equal_nan=True
+        )
     assert level.get_ydata()[0] == pytest.approx(0.05)
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "K = 2" in labels and "chain 0" in labels

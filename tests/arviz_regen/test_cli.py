@@ -113,8 +113,14 @@ def test_rhat_above_limit_is_never_a_pass(flat, tmp_path, capsys):
 
     labels = get_group(flat, "posterior")["z"].values.copy()
     rng = np.random.default_rng(3)
-    labels[1] = canonicalize(np.where(rng.random(labels[1].shape) < 0.3, rng.integers(0, 40, labels[1].shape), labels[1]))
-    idata = make_idata(labels.reshape(-1, labels.shape[-1]), np.arange(labels.shape[0] * labels.shape[1]).reshape(labels.shape[:2]), np.zeros(labels.shape[0] * labels.shape[1]))
+    labels[1] = canonicalize(
+        np.where(rng.random(labels[1].shape) < 0.3, rng.integers(0, 40, labels[1].shape), labels[1])
+    )
+    idata = make_idata(
+        labels.reshape(-1, labels.shape[-1]),
+        np.arange(labels.shape[0] * labels.shape[1]).reshape(labels.shape[:2]),
+        np.zeros(labels.shape[0] * labels.shape[1]),
+    )
     table = arviz_regen.regen_summary(idata, n_bootstrap=199)
     assert (table["r_hat"] > 1.01).any()
     assert table.attrs["verdict_status"] != "PASS"
@@ -166,7 +172,9 @@ def test_verdict_rules():
     def verdict(p, stats, agree=None, n_tours=(50, 60)):
         return decide([hotelling_check(hot(p, n_tours)), agreement_check(agree, 2)], stats, 2)
 
-    stats = pd.DataFrame({"sd": [1.0, 1.0], "r_hat": [1.001, 1.004], "ess_bulk": [900.0, 800.0]}, index=["n_clusters", "vi_ref0"])
+    stats = pd.DataFrame(
+        {"sd": [1.0, 1.0], "r_hat": [1.001, 1.004], "ess_bulk": [900.0, 800.0]}, index=["n_clusters", "vi_ref0"]
+    )
     assert verdict([0.2, 0.3], stats).status == "PASS"
     # the K values are combined (Simes), not their minimum taken: 0.0496 at one K is no FAIL
     v = verdict([0.2, 0.0496], stats)
@@ -179,13 +187,19 @@ def test_verdict_rules():
     # a failing R-hat or too small an ESS beside a test that does not reject: never a pass
     bad = stats.assign(r_hat=[1.03, 1.0])
     v = verdict([0.4, 0.5], bad)
-    assert v.status == "NOT REACHED" and "R-hat of n_clusters is 1.030 > 1.01" in v.line and v.exit_status == EXIT_NO_VERDICT
+    assert (
+        v.status == "NOT REACHED"
+        and "R-hat of n_clusters is 1.030 > 1.01" in v.line
+        and v.exit_status == EXIT_NO_VERDICT
+    )
     v = verdict([0.4, 0.5], stats.assign(ess_bulk=[150.0, 900.0]))
     assert v.status == "NOT REACHED" and "bulk ESS of n_clusters" in v.line
     # but a rejection is a FAIL whatever R-hat says
     assert verdict([0.001, 0.5], bad).status == "FAIL"
     # too few tours: the chain-agreement test decides, and says why
-    agree = xr.Dataset({"p_value_all": 0.3, "p_value_traces": 0.3, "p_value_coclustering": 0.5, "n_pairs_disagreeing": 0})
+    agree = xr.Dataset(
+        {"p_value_all": 0.3, "p_value_traces": 0.3, "p_value_coclustering": 0.5, "n_pairs_disagreeing": 0}
+    )
     agree.attrs.update(decided=1)
     v = verdict([0.018, 0.5], stats, agree, n_tours=(2, 0))
     assert v.status == "PASS" and v.method == "chain_agreement" and "chain 1 has 0 whole tours" in v.line

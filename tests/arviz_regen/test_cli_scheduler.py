@@ -20,7 +20,9 @@ def test_scheduler_address(tmp_path, capsys):
     path = save_inference_data(idata, tmp_path / "run.zarr")
     assert main([str(path)]) == EXIT_OK
     here = capsys.readouterr().out
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         with distributed.Client(cluster, set_as_default=False) as watcher:
             with distributed.get_task_stream(watcher) as ts:
                 assert main([str(path), "--scheduler", cluster.scheduler_address]) == EXIT_OK

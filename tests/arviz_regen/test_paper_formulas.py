@@ -29,10 +29,94 @@ STATES = np.array([[0, 0, 0, 0], [0, 0, 1, 1], [0, 1, 0, 1], [0, 1, 1, 0], [0, 1
 LOGP = np.array([-1.0, -1.3, -1.7, -2.5, -3.0]) + 10.0
 # hand-made chain of state ids: 13 visits to state 0 (12 whole tours), draws before the first
 # visit and after the last are not used
-SEQ = [3, 2, 0, 1, 2, 0, 0, 1, 1, 0, 2, 2, 1, 0, 1, 0, 2, 1, 3, 0, 1, 2, 2, 0, 1, 0, 0, 2, 1, 1,
-       0, 3, 1, 4, 0, 2, 1, 0, 1, 1, 2, 3]
-SEQ2 = [1, 0, 2, 1, 0, 1, 1, 0, 0, 2, 0, 1, 3, 2, 0, 2, 1, 0, 1, 2, 0, 4, 1, 1, 0, 0, 2, 1, 3, 0,
-        1, 0, 2, 2, 0, 1, 1, 1, 0, 2, 0, 1]
+SEQ = [
+    3,
+    2,
+    0,
+    1,
+    2,
+    0,
+    0,
+    1,
+    1,
+    0,
+    2,
+    2,
+    1,
+    0,
+    1,
+    0,
+    2,
+    1,
+    3,
+    0,
+    1,
+    2,
+    2,
+    0,
+    1,
+    0,
+    0,
+    2,
+    1,
+    1,
+    0,
+    3,
+    1,
+    4,
+    0,
+    2,
+    1,
+    0,
+    1,
+    1,
+    2,
+    3,
+]
+SEQ2 = [
+    1,
+    0,
+    2,
+    1,
+    0,
+    1,
+    1,
+    0,
+    0,
+    2,
+    0,
+    1,
+    3,
+    2,
+    0,
+    2,
+    1,
+    0,
+    1,
+    2,
+    0,
+    4,
+    1,
+    1,
+    0,
+    0,
+    2,
+    1,
+    3,
+    0,
+    1,
+    0,
+    2,
+    2,
+    0,
+    1,
+    1,
+    1,
+    0,
+    2,
+    0,
+    1,
+]
 
 
 def literal_hotelling(x, K):
@@ -139,7 +223,9 @@ def test_cumulative_matches_truncated_runs():
     full = make_idata(STATES, idx, LOGP)
     cum = arviz_regen.hotelling_rs(full, k=[2, 4], cumulative="lookahead", method="chi2", n_bootstrap=99)
     for t in (80, 250, 599):
-        part = arviz_regen.hotelling_rs(make_idata(STATES, idx[:, : t + 1], LOGP), k=[2, 4], method="chi2", n_bootstrap=99)
+        part = arviz_regen.hotelling_rs(
+            make_idata(STATES, idx[:, : t + 1], LOGP), k=[2, 4], method="chi2", n_bootstrap=99
+        )
         np.testing.assert_allclose(cum.t2.isel(draw=t).values, part.t2.values, rtol=1e-8)
         np.testing.assert_array_equal(cum.df.isel(draw=t).values, part.df.values)
 
@@ -229,9 +315,7 @@ def test_binder_loss_and_exhaustive_consensus():
     w = rng.dirichlet(np.ones(4))
     rho = np.einsum("s,sij->ij", w, (comps[:, :, None] == comps[:, None, :]).astype(float))
     lab = comps[0]
-    literal = sum(
-        (1 - rho[i, j]) if lab[i] == lab[j] else rho[i, j] for i in range(6) for j in range(i + 1, 6)
-    )
+    literal = sum((1 - rho[i, j]) if lab[i] == lab[j] else rho[i, j] for i in range(6) for j in range(i + 1, 6))
     assert arviz_regen.binder_loss(lab, rho) == pytest.approx(literal)
     res = arviz_regen.consensus_partition(rho)
     assert res.method == "exhaustive"
@@ -286,5 +370,7 @@ def test_per_chain_ranking_cumulative_and_many_items():
     np.testing.assert_allclose(cum.t2.isel(draw=-1).values, last.t2.values, rtol=1e-9)
     # the same chain written with integer-keyed (≤ 16 items) labels gives the same statistic
     small = random_partitions(25, 8, np.random.default_rng(13))
-    ref = arviz_regen.hotelling_rs(make_idata(small, idx, np.log(probs)), k=[2, 4], pooled=False, method="chi2", n_bootstrap=99)
+    ref = arviz_regen.hotelling_rs(
+        make_idata(small, idx, np.log(probs)), k=[2, 4], pooled=False, method="chi2", n_bootstrap=99
+    )
     np.testing.assert_allclose(last.t2.values, ref.t2.values, rtol=1e-12)

@@ -44,7 +44,12 @@ def _check_printed(text):
     assert "Empirical Bayes" in text
     assert "Exact posterior over all B(14) = 190,899,322 partitions" in text
     assert "MAP probability" in text and "top-10 mass" in text
-    for reading in ("MixtureOfFiniteMixtures", "UniformMultinomialDirichlet", "UniformClusterCount", "Dirichlet process"):
+    for reading in (
+        "MixtureOfFiniteMixtures",
+        "UniformMultinomialDirichlet",
+        "UniformClusterCount",
+        "Dirichlet process",
+    ):
         assert reading in text  # the exact posterior under each reading of the prior
     for label in ("Gibbs", "split-merge (badly mixing)"):
         assert f"Convergence table: {label}" in text
@@ -219,7 +224,7 @@ def test_cli_help_and_errors_are_fast_and_import_nothing_heavy(tmp_path):
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")][-1]
-    codes, heavy, _seconds = json.loads(line[len("RESULT "):])
+    codes, heavy, _seconds = json.loads(line[len("RESULT ") :])
     assert codes == [0, 2, 2, 2]
     assert heavy == [], f"argument parsing imported {heavy}"
     # the console script itself (what a user types), when installed next to this interpreter

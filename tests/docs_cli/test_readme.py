@@ -92,5 +92,3 @@ def test_hotelling_rs_is_registered_on_this_arviz():
         assert az.hotelling_rs is arviz_regen.hotelling_rs
         assert az.coclustering is arviz_regen.coclustering
         assert az.regen_summary is arviz_regen.regen_summary
-
-

@@ -33,8 +33,14 @@ PAGES = {  # one per section of the site, with a word its title must hold
     "maths/index.html": "Mathematics",
     "performance.html": "Performance",
 }
-PAGES_WITH_FIGURES = ["index.html", "getting_started.html", "guides/diagnostic.html", "guides/point_estimates.html",
-                      "gallery/arabidopsis_convergence.html", "gallery/galaxies_escobar_west.html"]
+PAGES_WITH_FIGURES = [
+    "index.html",
+    "getting_started.html",
+    "guides/diagnostic.html",
+    "guides/point_estimates.html",
+    "gallery/arabidopsis_convergence.html",
+    "gallery/galaxies_escobar_west.html",
+]
 
 
 def _driver():
@@ -92,7 +98,7 @@ def test_no_broken_internal_link(browser):
                 broken.append(f"{page} -> {href}")
             elif fragment and target.suffix == ".html":
                 html = target.read_text(errors="replace")
-                if f'id="{fragment}"' not in html and f"name=\"{fragment}\"" not in html:
+                if f'id="{fragment}"' not in html and f'name="{fragment}"' not in html:
                     broken.append(f"{page} -> {href} (no anchor)")
     assert checked > 50, f"only {checked} internal links found: is the navigation rendered?"
     assert not broken, "broken internal links:\n" + "\n".join(broken)
@@ -103,7 +109,6 @@ def test_figures_are_displayed(browser, page):
     _open(browser, page)
     images = browser.find_elements("css selector", "main img, article img")
     assert images, f"{page}: no figure"
-    sizes = [browser.execute_script("return [arguments[0].complete, arguments[0].naturalWidth]", img)
-             for img in images]
+    sizes = [browser.execute_script("return [arguments[0].complete, arguments[0].naturalWidth]", img) for img in images]
     missing = [img.get_attribute("src") for img, (done, width) in zip(images, sizes) if not (done and width > 0)]
     assert not missing, f"{page}: figures that did not load: {missing}"

@@ -95,16 +95,10 @@ def test_subsampled_terms_are_unbiased():
     assert np.ptp(sub, axis=0).max() > 1e-3  # the choice matters draw by draw
 
 
-@pytest.mark.parametrize(
-    "family", [pmp.NormalInverseGamma(**NIG), pmp.BetaBernoulli(1.0, 2.0)]
-)
+@pytest.mark.parametrize("family", [pmp.NormalInverseGamma(**NIG), pmp.BetaBernoulli(1.0, 2.0)])
 def test_mean_zero_over_all_partitions(family):
     """E_pi[(A_i f)(c)] = 0 exactly: the terms weighted by the exact posterior over all B(6)."""
-    y = (
-        Y[:6]
-        if isinstance(family, pmp.NormalInverseGamma)
-        else (Y[:6] > 0).astype(float)
-    )
+    y = Y[:6] if isinstance(family, pmp.NormalInverseGamma) else (Y[:6] > 0).astype(float)
     spec = _spec(y, alpha=0.7, family=family)
     ex = ExactPosterior(spec, progressbar=False)
     states, probs = ex.top(ex.n_states)
@@ -121,9 +115,7 @@ def test_mean_zero_over_all_partitions(family):
 def _model(alpha, y=Y):
     with pm.Model() as model:
         z = pmp.Partition("z", n_items=y.size, prior=pmp.DirichletProcess(alpha))
-        pmp.MarginalLikelihood(
-            "y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=y
-        )
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=y)
     return model
 
 
@@ -134,9 +126,7 @@ def test_group_and_chunks():
     out = pmp.compute_conditional_checks(idata, model=model)
     assert out is idata and "conditional_checks" in group_names(idata)
     da = get_group(idata, "conditional_checks")["z"]
-    assert da.dims == ("chain", "draw", "check") and list(
-        da.coords["check"].values
-    ) == list(CHECK_NAMES)
+    assert da.dims == ("chain", "draw", "check") and list(da.coords["check"].values) == list(CHECK_NAMES)
     # the same partners as compute_conditional_checks (seed 0): chunking changes nothing
     n = Y.size
     rng = np.random.default_rng(0)
@@ -150,12 +140,8 @@ def test_group_and_chunks():
     half = _terms(_spec(), canonicalize(labels.reshape(-1, n)), partners, bounds, u)
     np.testing.assert_allclose(da.values.reshape(-1, 4), half, atol=1e-12)
     assert da.attrs["items_per_draw"] == 4
-    thinned = pmp.compute_conditional_checks(
-        idata, model=model, thin=3, items=2, extend_inferencedata=False
-    )
-    assert (
-        thinned["z"].shape == (2, 100, 4) and thinned["z"].attrs["items_per_draw"] == 2
-    )
+    thinned = pmp.compute_conditional_checks(idata, model=model, thin=3, items=2, extend_inferencedata=False)
+    assert thinned["z"].shape == (2, 100, 4) and thinned["z"].attrs["items_per_draw"] == 2
     # random_seed, as every public function; `seed` still works for a release (same partners)
     short = {"posterior": {"z": labels[:, :20]}}
     new = pmp.compute_conditional_checks(from_dict(short), model=model, items=4, random_seed=5,
@@ -180,9 +166,7 @@ def test_random_hyperparameters_use_each_draw():
     labels = RNG.integers(0, 3, (1, 3, Y.size))
     alphas, scales = np.array([[0.5, 2.0, 5.0]]), np.array([[1.0, 0.3, 3.0]])
     idata = from_dict({"posterior": {"z": labels, "alpha": alphas, "scale": scales}})
-    got = pmp.compute_conditional_checks(
-        idata, model=model, items=None, extend_inferencedata=False
-    )["z"].values[0]
+    got = pmp.compute_conditional_checks(idata, model=model, items=None, extend_inferencedata=False)["z"].values[0]
     n = Y.size
     rng = np.random.default_rng(0)
     partners = ((np.arange(n) + 1 + rng.integers(0, n - 1, n)) % n).astype(np.int64)
@@ -231,9 +215,7 @@ def test_catches_wrong_target_passes_right_one():
 
     At the benchmark's 50 items the alpha-off-by-30 % design rejects in every run and the right
     model in about 5 % (benchmarks/bench_conditional_check.py): seeds fixed, one run each."""
-    y = np.sort(np.repeat([-4.0, 0.0, 4.0], 20)) + np.random.default_rng(1).normal(
-        0, 1, 60
-    )
+    y = np.sort(np.repeat([-4.0, 0.0, 4.0], 20)) + np.random.default_rng(1).normal(0, 1, 60)
     right = _model(1.0, y)
     p = {}
     for name, alpha in [("right", 1.0), ("wrong", 1.5)]:
@@ -252,12 +234,7 @@ def _alpha_given_clusters(rng, n_clusters, n_items, rate):
     grid = np.linspace(1e-4, 40.0, 20001)
     out = np.empty(n_clusters.shape)
     for c in np.unique(n_clusters):
-        logp = (
-            np.log(grid) * (1.0 + c)
-            - rate * grid
-            + gammaln(grid)
-            - gammaln(grid + n_items)
-        )
+        logp = np.log(grid) * (1.0 + c) - rate * grid + gammaln(grid) - gammaln(grid + n_items)
         cdf = np.cumsum(np.exp(logp - logp.max()))
         at = n_clusters == c
         out[at] = np.interp(rng.random(at.sum()) * cdf[-1], cdf, grid)
@@ -271,13 +248,9 @@ def test_langevin_check_of_hyperparameters():
     with pm.Model() as model:
         alpha = pm.Gamma("alpha", 2.0, 1.0)
         z = pmp.Partition("z", n_items=Y.size, prior=pmp.DirichletProcess(alpha))
-        pmp.MarginalLikelihood(
-            "y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=Y
-        )
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=Y)
     rng = np.random.default_rng(8)
-    labels = canonicalize(
-        rng.integers(0, rng.integers(1, 6, (4, 400, 1)), (4, 400, Y.size))
-    )
+    labels = canonicalize(rng.integers(0, rng.integers(1, 6, (4, 400, 1)), (4, 400, Y.size)))
     k = labels.max(axis=-1) + 1
     p = {}
     for name, rate in [("right", 1.0), ("wrong", 0.5)]:

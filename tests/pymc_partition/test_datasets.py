@@ -45,8 +45,20 @@ def test_item_order_is_first_appearance(arabidopsis, arabidopsis_path):
     assert arabidopsis.item_names == expected
     assert arabidopsis.item_names[0] == "ColWT"
     assert set(arabidopsis.item_names) == {
-        "ColWT", "d172", "d263", "isa2", "sex4", "dpe2", "mex1",
-        "sex3", "pgm", "sex1", "WsWT", "tpt", "RLDWT", "ke103",
+        "ColWT",
+        "d172",
+        "d263",
+        "isa2",
+        "sex4",
+        "dpe2",
+        "mex1",
+        "sex3",
+        "pgm",
+        "sex1",
+        "WsWT",
+        "tpt",
+        "RLDWT",
+        "ke103",
     }
     # first appearance order: the first row of item k comes after the first row of item k-1
     first_rows = [int(np.flatnonzero(arabidopsis.item_index == k)[0]) for k in range(14)]
@@ -201,8 +213,7 @@ def test_simulate_defaults_shape_and_reproducible():
 
 
 def test_simulate_options():
-    d = simulate_spike_slab(n_items=5, n_vars=3, n_replicates=[1, 2, 3, 1, 2], labels=[7, 7, 2, 9, 2],
-                            random_seed=0)
+    d = simulate_spike_slab(n_items=5, n_vars=3, n_replicates=[1, 2, 3, 1, 2], labels=[7, 7, 2, 9, 2], random_seed=0)
     np.testing.assert_array_equal(d.true_labels, [0, 0, 1, 2, 1])
     np.testing.assert_array_equal(d.replicate_counts, [1, 2, 3, 1, 2])
     assert d.values.shape == (9, 3)
@@ -217,8 +228,18 @@ def test_simulate_options():
 
 def test_simulate_moments():
     # p = 1: every cluster shifted; singletons: item-mean variance = sigma2/r + sigma2_eta + sigma2_theta
-    d = simulate_spike_slab(n_items=400, n_vars=50, n_replicates=2, mu=1.0, sigma2=0.5, sigma2_eta=0.3,
-                            sigma2_theta=2.0, p=1.0, labels=np.arange(400), random_seed=0)
+    d = simulate_spike_slab(
+        n_items=400,
+        n_vars=50,
+        n_replicates=2,
+        mu=1.0,
+        sigma2=0.5,
+        sigma2_eta=0.3,
+        sigma2_theta=2.0,
+        p=1.0,
+        labels=np.arange(400),
+        random_seed=0,
+    )
     y = d.values.reshape(400, 2, 50)
     assert abs(y.mean() - 1.0) < 0.05
     within = 0.5 * ((y[:, 0] - y[:, 1]) ** 2).mean()

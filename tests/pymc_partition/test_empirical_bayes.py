@@ -1,6 +1,5 @@
 """Tests of pymc_partition.empirical_bayes (SPEC section 3, paper section 4.1)."""
 
-
 import numpy as np
 import pytest
 from scipy.special import logsumexp
@@ -32,10 +31,12 @@ def brute_force_loglik(values, item_index, mu, sigma2, sigma2_eta, sigma2_theta,
         cov1 = cov0 + sigma2_theta * J
         mean = np.full(r, mu)
         for v in range(y.shape[1]):
-            total += logsumexp([
-                np.log1p(-p) + multivariate_normal.logpdf(y[:, v], mean, cov0),
-                np.log(p) + multivariate_normal.logpdf(y[:, v], mean, cov1),
-            ])
+            total += logsumexp(
+                [
+                    np.log1p(-p) + multivariate_normal.logpdf(y[:, v], mean, cov0),
+                    np.log(p) + multivariate_normal.logpdf(y[:, v], mean, cov1),
+                ]
+            )
     return total
 
 
@@ -88,8 +89,9 @@ def test_true_optimum(fit, arabidopsis):
     rng = np.random.default_rng(0)
     for _ in range(5):
         y = x + 1e-2 * rng.standard_normal(5)
-        pt = dict(mu=y[0], sigma2=np.exp(y[1]), sigma2_eta=np.exp(y[2]), sigma2_theta=np.exp(y[3]),
-                  p=1 / (1 + np.exp(-y[4])))
+        pt = dict(
+            mu=y[0], sigma2=np.exp(y[1]), sigma2_eta=np.exp(y[2]), sigma2_theta=np.exp(y[3]), p=1 / (1 + np.exp(-y[4]))
+        )
         assert fit.log_likelihood > spike_slab_eb_loglik(arabidopsis.values, arabidopsis.item_index, **pt)
 
 
@@ -100,8 +102,7 @@ def test_standard_errors_delta_method(fit):
     e = fit.estimates
     np.testing.assert_allclose(
         [fit.std_errors[k] for k in NAMES],
-        [sd[0], sd[1] * e["sigma2"], sd[2] * e["sigma2_eta"], sd[3] * e["sigma2_theta"],
-         sd[4] * e["p"] * (1 - e["p"])],
+        [sd[0], sd[1] * e["sigma2"], sd[2] * e["sigma2_eta"], sd[3] * e["sigma2_theta"], sd[4] * e["p"] * (1 - e["p"])],
     )
 
 
@@ -109,9 +110,15 @@ def test_hessian_matches_finite_differences(fit, arabidopsis):
     x = np.array(list(fit.transformed.values()))
 
     def ll(y):
-        return spike_slab_eb_loglik(arabidopsis.values, arabidopsis.item_index, mu=y[0],
-                                    sigma2=np.exp(y[1]), sigma2_eta=np.exp(y[2]),
-                                    sigma2_theta=np.exp(y[3]), p=1 / (1 + np.exp(-y[4])))
+        return spike_slab_eb_loglik(
+            arabidopsis.values,
+            arabidopsis.item_index,
+            mu=y[0],
+            sigma2=np.exp(y[1]),
+            sigma2_eta=np.exp(y[2]),
+            sigma2_theta=np.exp(y[3]),
+            p=1 / (1 + np.exp(-y[4])),
+        )
 
     h = 1e-3
     H = np.empty((5, 5))
@@ -133,8 +140,11 @@ def test_loglik_matches_brute_force(fit, arabidopsis):
 
 
 def test_other_start_same_optimum(fit, arabidopsis):
-    other = fit_spike_slab(arabidopsis.values, arabidopsis.item_index,
-                           start=dict(mu=0.0, sigma2=1.0, sigma2_eta=1.0, sigma2_theta=1.0, p=0.3))
+    other = fit_spike_slab(
+        arabidopsis.values,
+        arabidopsis.item_index,
+        start=dict(mu=0.0, sigma2=1.0, sigma2_eta=1.0, sigma2_theta=1.0, p=0.3),
+    )
     for k in NAMES:
         assert other.estimates[k] == pytest.approx(fit.estimates[k], rel=1e-6, abs=1e-9)
     assert other.log_likelihood == pytest.approx(fit.log_likelihood, rel=1e-12)
@@ -146,8 +156,9 @@ def test_other_start_same_optimum(fit, arabidopsis):
 def test_simulation_recovery():
     truth = dict(EB_HYPERPARAMETERS, p=0.2)
     # all singletons: the EB likelihood is then the exact model and its SEs are valid
-    sim = simulate_spike_slab(n_items=60, n_vars=80, n_replicates=3, labels=np.arange(60),
-                              random_seed=20240601, **truth)
+    sim = simulate_spike_slab(
+        n_items=60, n_vars=80, n_replicates=3, labels=np.arange(60), random_seed=20240601, **truth
+    )
     res = fit_spike_slab(sim.values, sim.item_index)
     assert res.converged
     for k in NAMES:
@@ -156,8 +167,9 @@ def test_simulation_recovery():
 
 
 def test_unequal_replicates_and_one_row_items():
-    sim = simulate_spike_slab(n_items=20, n_vars=30, n_replicates=[1, 2, 3, 4] * 5, p=0.3,
-                              labels=np.arange(20), random_seed=5)
+    sim = simulate_spike_slab(
+        n_items=20, n_vars=30, n_replicates=[1, 2, 3, 4] * 5, p=0.3, labels=np.arange(20), random_seed=5
+    )
     res = fit_spike_slab(sim.values, sim.item_index)
     assert res.converged
     bf = brute_force_loglik(sim.values, sim.item_index, **res.estimates)
@@ -197,14 +209,16 @@ def test_unidentified_data_warns_or_raises():
     # no slab shift anywhere (p = 0): the spike-and-slab hyperparameters are not identified;
     # the fit must not return silent garbage: either a warning with NaN SEs or a clear error
     scales = {k: v for k, v in EB_HYPERPARAMETERS.items() if k != "p"}  # the seeds below were chosen with them
-    sim = simulate_spike_slab(n_items=10, n_vars=5, n_replicates=3, p=0.0, labels=np.arange(10),
-                              random_seed=0, **scales)
+    sim = simulate_spike_slab(
+        n_items=10, n_vars=5, n_replicates=3, p=0.0, labels=np.arange(10), random_seed=0, **scales
+    )
     with pytest.warns(RuntimeWarning, match="not negative definite"):
         res = fit_spike_slab(sim.values, sim.item_index)
     assert not res.converged
     assert all(np.isnan(v) for v in res.std_errors.values())
-    sim = simulate_spike_slab(n_items=10, n_vars=5, n_replicates=3, p=0.0, labels=np.arange(10),
-                              random_seed=1, **scales)
+    sim = simulate_spike_slab(
+        n_items=10, n_vars=5, n_replicates=3, p=0.0, labels=np.arange(10), random_seed=1, **scales
+    )
     with pytest.raises(RuntimeError, match="boundary"):
         fit_spike_slab(sim.values, sim.item_index)
 
@@ -276,6 +290,8 @@ def test_a_shift_of_the_data_shifts_mu_and_changes_nothing_else():
         # 1e-5 (k = 1e12) standard errors, co-clustering probabilities by 1e-9 and 1e-5
         for name in NAMES:
             moved = res.estimates[name] - ref.estimates[name] - (k * spread if name == "mu" else 0.0)
-            assert abs(moved) <= (1e-9 + 1e-15 * k) * ref.std_errors[name] + (1e-16 * k * spread if name == "mu" else 0.0), (k, name)
+            assert abs(moved) <= (1e-9 + 1e-15 * k) * ref.std_errors[name] + (
+                1e-16 * k * spread if name == "mu" else 0.0
+            ), (k, name)
         assert res.log_likelihood == pytest.approx(ref.log_likelihood, rel=1e-13 * k)
         np.testing.assert_allclose(cc, ref_cc, rtol=0, atol=1e-9 + 1e-14 * k, err_msg=f"{k:g} spreads")

@@ -180,7 +180,11 @@ def _random_model(case):
     build, data, alphas, thetas = RANDOM_CASES[case]
     with pm.Model() as model:
         a = pm.Gamma("alpha", 2.0, 1.0) if alphas.size > 1 else float(alphas[0])
-        t = (pm.Normal("theta", 0.0, 2.0) if case == "nig_mu0" else pm.Gamma("theta", 2.0, 2.0)) if thetas.size > 1 else None
+        t = (
+            (pm.Normal("theta", 0.0, 2.0) if case == "nig_mu0" else pm.Gamma("theta", 2.0, 2.0))
+            if thetas.size > 1
+            else None
+        )
         prior, family = build(a, t)
         z = pmp.Partition("z", n_items=data.shape[0], prior=prior)
         pmp.MarginalLikelihood("y", partition=z, family=family, observed=data)
@@ -216,7 +220,6 @@ def _exact_joint(case):
     class Family:  # the family at one theta, for _log_lik
         def __init__(self, t):
             self.log_marginal_numpy = lambda x: lm(x, t)
-
 
     def log_joint(states, rows):
         parts = []

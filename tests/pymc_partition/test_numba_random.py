@@ -68,15 +68,10 @@ def test_draws_and_predictive_sampling_compile_for_numba(make_model):
 
 def test_a_seed_fixes_the_draws():
     model = _hierarchical_model()
-    first, second = (
-        pm.draw([model["z"], model["y"]], draws=10, random_seed=5, **NUMBA) for _ in range(2)
-    )
+    first, second = (pm.draw([model["z"], model["y"]], draws=10, random_seed=5, **NUMBA) for _ in range(2))
     for a, b in zip(first, second):
         np.testing.assert_array_equal(a, b)
-    prior = [
-        pm.sample_prior_predictive(draws=10, model=model, random_seed=6, compile_kwargs=NUMBA)
-        for _ in range(2)
-    ]
+    prior = [pm.sample_prior_predictive(draws=10, model=model, random_seed=6, compile_kwargs=NUMBA) for _ in range(2)]
     for group, name in (("prior", "z"), ("prior", "alpha"), ("prior_predictive", "y")):
         np.testing.assert_array_equal(prior[0][group][name].values, prior[1][group][name].values)
     other = pm.draw(model["y"], draws=10, random_seed=7, **NUMBA)

@@ -46,8 +46,12 @@ def test_non_gibbs_prior_uses_the_generic_sampler_and_is_exact():
 
 @pytest.mark.parametrize(
     "prior, seed",
-    [(pmp.DirichletProcess(2.0), 1), (pmp.MixtureOfFiniteMixtures("poisson", 1.0, k_param=3.0), 2),
-     (pmp.PitmanYor(0.5, 0.4), 3), (pmp.UniformMultinomialDirichlet(), 4)],  # fmt: skip
+    [
+        (pmp.DirichletProcess(2.0), 1),
+        (pmp.MixtureOfFiniteMixtures("poisson", 1.0, k_param=3.0), 2),
+        (pmp.PitmanYor(0.5, 0.4), 3),
+        (pmp.UniformMultinomialDirichlet(), 4),
+    ],  # fmt: skip
 )
 def test_number_of_clusters_at_300_items(prior, seed):
     """Draws at 300 items (all blocks of the checkpointed table used): the number of clusters

@@ -148,9 +148,7 @@ def conditional_terms(labels, bounds, u, partners, m, s, w, out):
             lo = bounds[r]
             size = bounds[r + 1] - lo
             i = lo + min(int(u[t, r] * size), size - 1) if draw else lo
-            t0, t1, t2, t3 = _item_terms(
-                m, s, w, pred, remove, add, active_addr, cand_addr, i, partners[i]
-            )
+            t0, t1, t2, t3 = _item_terms(m, s, w, pred, remove, add, active_addr, cand_addr, i, partners[i])
             a0 += size * t0
             a1 += size * t1
             a2 += size * t2

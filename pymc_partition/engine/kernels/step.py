@@ -28,9 +28,7 @@ __all__ = [
     "canonical_relabel",
 ]
 
-MoveMix = namedtuple(
-    "MoveMix", "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams", defaults=(0,)
-)
+MoveMix = namedtuple("MoveMix", "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams", defaults=(0,))
 MoveMix.__doc__ = """The moves of one step (built by the step methods, read by :func:`run_step`).
 
 ``thin`` times over: ``n_split_merge`` restricted-Gibbs split-merge proposals, each from a launch
@@ -42,8 +40,7 @@ mix has the same numba type (one compiled :func:`run_step`).
 
 StepResult = namedtuple(
     "StepResult",
-    "partition_logp n_clusters proposal proposal_accepted n_proposals_accepted n_proposals "
-    "n_gibbs_sweeps",
+    "partition_logp n_clusters proposal proposal_accepted n_proposals_accepted n_proposals n_gibbs_sweeps",
 )
 StepResult.__doc__ = """The fields of what :func:`run_step` returns: the sampler statistics.
 

@@ -39,7 +39,9 @@ def test_track_sums_equal_draw_sums(seed):
     tr = build_tracks(ulabels, seq, first.ravel(), w)
     E = tr.epoch_weight.size
     assert np.array_equal(np.diff(tr.epoch_start) > 0, np.ones(tr.epoch_start.size - 1, dtype=bool))
-    np.testing.assert_array_equal(tr.epoch_track, np.repeat(np.arange(tr.epoch_start.size - 1), np.diff(tr.epoch_start)))
+    np.testing.assert_array_equal(
+        tr.epoch_track, np.repeat(np.arange(tr.epoch_start.size - 1), np.diff(tr.epoch_start))
+    )
     for i in range(n):  # an item's segments cover every chain once: their weights add up to all
         segs = range(tr.seg_ptr[i], tr.seg_ptr[i + 1])
         covered = sum(tr.epoch_weight[tr.seg_g1[s] : tr.seg_g2[s]].sum() for s in segs)
@@ -57,7 +59,11 @@ def test_track_sums_equal_draw_sums(seed):
         for k in range(3):
             direct = sum(w[t] * G[np.sum((est == k) & (draws[t] == draws[t, i]))] for t in range(seq.size))
             via = sum(
-                (tr.epoch_weight[g] * G[cnt[g, k]] for s in range(tr.seg_ptr[i], tr.seg_ptr[i + 1]) for g in range(tr.seg_g1[s], tr.seg_g2[s])),
+                (
+                    tr.epoch_weight[g] * G[cnt[g, k]]
+                    for s in range(tr.seg_ptr[i], tr.seg_ptr[i + 1])
+                    for g in range(tr.seg_g1[s], tr.seg_g2[s])
+                ),
                 0.0,
             )
             np.testing.assert_allclose(via, direct, rtol=1e-12)

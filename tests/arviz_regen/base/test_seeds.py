@@ -42,4 +42,6 @@ def test_consensus_partition_old_name_gives_the_same_result():
         old = arviz_regen.consensus_partition(rho, method="salso", seed=4)
     np.testing.assert_array_equal(new.labels, old.labels)
     default = arviz_regen.consensus_partition(rho, method="salso")
-    np.testing.assert_array_equal(default.labels, arviz_regen.consensus_partition(rho, method="salso", random_seed=0).labels)
+    np.testing.assert_array_equal(
+        default.labels, arviz_regen.consensus_partition(rho, method="salso", random_seed=0).labels
+    )

@@ -42,7 +42,9 @@ def _runs(n_rep, seed, **kwargs):
 
 
 def _rates(runs):
-    p = np.array([[float(ds[v].values) for v in ("p_value_all", "p_value_traces", "p_value_coclustering")] for ds in runs])
+    p = np.array(
+        [[float(ds[v].values) for v in ("p_value_all", "p_value_traces", "p_value_coclustering")] for ds in runs]
+    )
     return (p < ALPHA).mean(axis=0), np.mean([not ds.attrs["decided"] for ds in runs])
 
 

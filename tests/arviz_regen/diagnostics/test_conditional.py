@@ -68,13 +68,7 @@ def _idata(rng, shift=0.0):
     idata = from_dict({"posterior": {"z": rng.integers(0, 2, (4, 500, 5))}})
     from arviz_regen.xr.containers import add_group
 
-    ds = xr.Dataset(
-        {
-            "z": xr.DataArray(
-                terms, dims=("chain", "draw", "check"), coords={"check": CHECKS}
-            )
-        }
-    )
+    ds = xr.Dataset({"z": xr.DataArray(terms, dims=("chain", "draw", "check"), coords={"check": CHECKS})})
     return add_group(idata, "conditional_checks", ds)
 
 
@@ -85,18 +79,10 @@ def test_result_and_accessor():
     assert list(res["z"].coords["check"].values) == CHECKS + ["all"]
     assert res["z"].attrs["df"] == 4 * 22 - 1 and res["z"].attrs["rank"] == 3
     stat = arviz_regen.conditional_check(idata, kind="statistic")["z"]
-    mean, mcse = (
-        arviz_regen.conditional_check(idata, kind=k)["z"] for k in ("mean", "mcse")
-    )
+    mean, mcse = (arviz_regen.conditional_check(idata, kind=k)["z"] for k in ("mean", "mcse"))
     np.testing.assert_allclose(stat[:3], mean[:3] / mcse[:3])
-    da = (
-        idata["conditional_checks"]["z"]
-        if hasattr(idata, "children")
-        else idata.conditional_checks["z"]
-    )
-    np.testing.assert_allclose(
-        arviz_regen.conditional_check(da.rename("z"))["z"], res["z"]
-    )
+    da = idata["conditional_checks"]["z"] if hasattr(idata, "children") else idata.conditional_checks["z"]
+    np.testing.assert_allclose(arviz_regen.conditional_check(da.rename("z"))["z"], res["z"])
     if hasattr(xr, "DataTree") and hasattr(idata, "children"):
         np.testing.assert_allclose(idata.regen.conditional_check()["z"], res["z"])
     shifted = arviz_regen.conditional_check(_idata(rng, shift=0.1))
@@ -110,15 +96,11 @@ def test_bad_input():
         arviz_regen.conditional_check(bare)
     with pytest.raises(TypeError, match="DataArray"):
         arviz_regen.conditional_check(np.zeros((2, 10, 3)))
-    bad = xr.DataArray(
-        np.full((2, 10, 3), np.nan), dims=("chain", "draw", "check"), name="z"
-    )
+    bad = xr.DataArray(np.full((2, 10, 3), np.nan), dims=("chain", "draw", "check"), name="z")
     with pytest.raises(ValueError, match="NaN"):
         arviz_regen.conditional_check(bad)
     with pytest.raises(ValueError, match="dims"):
-        arviz_regen.conditional_check(
-            xr.DataArray(np.zeros((2, 10)), dims=("chain", "draw"), name="z")
-        )
+        arviz_regen.conditional_check(xr.DataArray(np.zeros((2, 10)), dims=("chain", "draw"), name="z"))
     with pytest.raises(ValueError, match="kind"):
         arviz_regen.conditional_check(bad, kind="rhat")
     with pytest.raises(ValueError, match="w"):

@@ -83,7 +83,9 @@ def test_power_grows_along_iterations(universe):
     wrong = probs.copy()
     wrong[[0, 3]] = wrong[[0, 3]] * np.array([0.8, 1.6])
     idx = iid_chain(wrong / wrong.sum(), 2, 20_000, np.random.default_rng(5))
-    ds = arviz_regen.hotelling_rs(make_idata(states, idx, np.log(probs)), k=5, cumulative="lookahead", method="chi2", n_bootstrap=99)
+    ds = arviz_regen.hotelling_rs(
+        make_idata(states, idx, np.log(probs)), k=5, cumulative="lookahead", method="chi2", n_bootstrap=99
+    )
     early = ds.p_value.isel(draw=200).values
     late = ds.p_value.isel(draw=-1).values
     assert np.all(late < 1e-6) and np.all(late <= early)

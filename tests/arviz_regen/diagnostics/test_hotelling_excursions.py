@@ -123,7 +123,9 @@ def test_verdict_of_four_chains_holds_its_level():
         warnings.simplefilter("ignore")
         for r in range(n):
             index = excursion_chain(PROBS, 4, N_DRAW, np.random.default_rng(500 + r), stay=0.0, max_step=1)
-            ds = arviz_regen.hotelling_rs(make_idata(states, index, np.log(PROBS)), k=list(KS), n_bootstrap=199, random_seed=r)
+            ds = arviz_regen.hotelling_rs(
+                make_idata(states, index, np.log(PROBS)), k=list(KS), n_bootstrap=199, random_seed=r
+            )
             p_all.append(ds.p_value_all.values)
     assert np.all((np.array(p_all) < ALPHA).mean(axis=0) <= ALPHA + _tol(n))
 
@@ -189,7 +191,9 @@ def test_top_state_never_visited_in_whole_tours_is_undecided_with_a_warning():
     idx = rng.choice(4, size=(2, 2_000), p=[0.4, 0.3, 0.2, 0.1])
     idx[1][idx[1] == 2] = 0  # chain 1 never visits rank 2
     with pytest.warns(UserWarning, match="never visited within a chain's whole tours"):
-        ds = arviz_regen.hotelling_rs(make_idata(states, idx, np.log([0.4, 0.3, 0.2, 0.1])), k=[2, 3, 4], n_bootstrap=99)
+        ds = arviz_regen.hotelling_rs(
+            make_idata(states, idx, np.log([0.4, 0.3, 0.2, 0.1])), k=[2, 3, 4], n_bootstrap=99
+        )
     p = ds.p_value.transpose("chain", "k").values
     assert np.isfinite(p[0]).all() and np.isfinite(p[1, 0]) and np.isnan(p[1, 1:]).all()
     assert np.isnan(ds.t2_tours.values[1, 1:]).all()

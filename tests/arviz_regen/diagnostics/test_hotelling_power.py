@@ -112,7 +112,9 @@ def _verdicts(states, make, n_rep, **kwargs):
 
 def test_verdict_nominal_on_four_slow_correct_chains(states):
     n = 150
-    res = _verdicts(states, lambda r: metropolis_chain(PROBS, 4, 10_000, np.random.default_rng(100 + r), stay=0.95, max_step=3), n)
+    res = _verdicts(
+        states, lambda r: metropolis_chain(PROBS, 4, 10_000, np.random.default_rng(100 + r), stay=0.95, max_step=3), n
+    )
     p_all = np.array([ds.p_value_all.values for ds in res])
     rej = (p_all < ALPHA).mean(axis=0)
     assert np.all(rej <= ALPHA + _tol(n)), rej

@@ -60,7 +60,13 @@ def test_combination_edges():
 
 
 def test_further_checks_plug_in_and_the_line_says_which_failed():
-    wrong = Check("conditional_check", 1e-4, "the draws are not from this model's posterior (a wrong target)", "decided", "z: 0.0001")
+    wrong = Check(
+        "conditional_check",
+        1e-4,
+        "the draws are not from this model's posterior (a wrong target)",
+        "decided",
+        "z: 0.0001",
+    )
     fine = Check("hotelling_rs", 0.6, "wrong proportions", "decided", "states recur")
     v = decide([fine, wrong], STATS, 4)
     assert v.status == "FAIL" and v.method == "conditional_check" and "a wrong target" in v.line
@@ -106,7 +112,9 @@ def test_p_value_all_holds_its_level_under_rare_switching():
     for r in range(n):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            ds = arviz_regen.hotelling_rs(make_idata(STATES, idx[r], np.log(PROBS)), k=[2, 5], n_bootstrap=199, random_seed=r)
+            ds = arviz_regen.hotelling_rs(
+                make_idata(STATES, idx[r], np.log(PROBS)), k=[2, 5], n_bootstrap=199, random_seed=r
+            )
         rare += any("switch rarely" in str(w.message) for w in caught)
         p.append(ds.p_value_all.values)
     assert np.all((np.array(p) < ALPHA).mean(axis=0) <= ALPHA + _tol(n))
@@ -186,4 +194,7 @@ def test_summary_reads_the_conditional_check_when_present(monkeypatch):
     assert "a wrong target" in table.attrs["verdict"] and table.loc["conditional_check", "p_value_all"] == 1e-5
     monkeypatch.setattr(arviz_regen, "conditional_check", lambda d: fake(d, np.nan), raising=False)
     table = run(data)  # too few draws for its batch means: no pass
-    assert table.attrs["verdict_status"] == "NOT REACHED" and "conditional_check could not decide" in table.attrs["verdict"]
+    assert (
+        table.attrs["verdict_status"] == "NOT REACHED"
+        and "conditional_check could not decide" in table.attrs["verdict"]
+    )

@@ -62,7 +62,12 @@ def test_blocked_pair_sums_are_exactly_the_whole(idata, kwargs, monkeypatch):
 def test_items_subset_is_the_slice_of_the_whole(idata, kwargs):
     whole = arviz_regen.coclustering(idata, **kwargs)
     # labels (in the order given), a slice of labels (inclusive, as .sel), a mask, one item
-    for items, pos in (([7, 2, 9], [7, 2, 9]), (slice(3, 6), [3, 4, 5, 6]), (np.arange(11) % 3 == 0, [0, 3, 6, 9]), ([4], [4])):
+    for items, pos in (
+        ([7, 2, 9], [7, 2, 9]),
+        (slice(3, 6), [3, 4, 5, 6]),
+        (np.arange(11) % 3 == 0, [0, 3, 6, 9]),
+        ([4], [4]),
+    ):
         sub = arviz_regen.coclustering(idata, items=items, **kwargs)
         pos = np.array(pos)
         ref = whole.isel(item_i=pos, item_j=pos)

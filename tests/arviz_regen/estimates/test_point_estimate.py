@@ -107,8 +107,12 @@ def test_vi_is_a_metric_and_losses_vectorise():
 
 @pytest.mark.parametrize(
     "bad, match",
-    [("ARI", "must be 'VI' or 'binder'"), (("VI", 2.5), r"lie in \[0, 2\]"), (("binder",), "name or"),
-     (("VI", "x"), "must be a number")],
+    [
+        ("ARI", "must be 'VI' or 'binder'"),
+        (("VI", 2.5), r"lie in \[0, 2\]"),
+        (("binder",), "name or"),
+        (("VI", "x"), "must be a number"),
+    ],
 )
 def test_loss_argument_errors(bad, match):
     with pytest.raises((ValueError, TypeError), match=match):

@@ -27,7 +27,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore:invalid v
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         with distributed.Client(cluster, set_as_default=False) as c:
             yield c
 

@@ -170,7 +170,9 @@ def test_argument_errors(good_idx):
 
 def test_ambiguous_or_missing_partition_variable(good_idx):
     labels = STATES[good_idx]
-    two = from_dict({"posterior": {"z": labels, "w": labels.copy()}, "sample_stats": {"partition_logp": LOGP[good_idx]}})
+    two = from_dict(
+        {"posterior": {"z": labels, "w": labels.copy()}, "sample_stats": {"partition_logp": LOGP[good_idx]}}
+    )
     with pytest.raises(ValueError, match="several posterior variables"):
         arviz_regen.hotelling_rs(two, method="chi2", n_bootstrap=99)
     assert np.isfinite(arviz_regen.hotelling_rs(two, var_names="w", k=2, method="chi2", n_bootstrap=99).t2.values).all()

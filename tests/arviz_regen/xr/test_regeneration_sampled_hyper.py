@@ -28,7 +28,9 @@ pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:Runtim
 
 STATES = random_partitions(10, 7, np.random.default_rng(3))
 PROBS = zipf_probs(10, 1.2)
-REFUSAL = r"needs a chain on the partition with a fixed target.*differs between draws of the same partition.*chain-agreement"
+REFUSAL = (
+    r"needs a chain on the partition with a fixed target.*differs between draws of the same partition.*chain-agreement"
+)
 
 
 def _draws(rng=None):
@@ -45,7 +47,10 @@ def _draws(rng=None):
     n = STATES.shape[1]
     logp = np.log(PROBS)[index] + (n_clusters - 1) * np.log(alpha) + gammaln(alpha) - gammaln(alpha + n)
     hier = from_dict(
-        {"posterior": {"z": labels, "alpha": alpha}, "sample_stats": {"partition_logp": logp, "n_clusters": n_clusters}},
+        {
+            "posterior": {"z": labels, "alpha": alpha},
+            "sample_stats": {"partition_logp": logp, "n_clusters": n_clusters},
+        },
         dims={"z": ["z_dim_0"]},
     )
     plain = from_dict({"posterior": {"z": labels}}, dims={"z": ["z_dim_0"]})
@@ -93,7 +98,9 @@ def test_coclustering_and_estimates_equal_those_without_a_log_posterior(draws):
 def test_point_estimates_credible_balls_and_consensus_take_the_draws(draws):
     hier, plain, _ = draws
     est = arviz_regen.point_estimate(hier, "z", random_seed=0)
-    np.testing.assert_array_equal(est["labels"].values, arviz_regen.point_estimate(plain, "z", random_seed=0)["labels"].values)
+    np.testing.assert_array_equal(
+        est["labels"].values, arviz_regen.point_estimate(plain, "z", random_seed=0)["labels"].values
+    )
     ball = arviz_regen.credible_ball(hier, est["labels"].values, "z")
     ref = arviz_regen.credible_ball(plain, est["labels"].values, "z")
     xr.testing.assert_equal(ball, ref)

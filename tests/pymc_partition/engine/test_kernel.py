@@ -73,8 +73,15 @@ def test_engine_never_imports_pymc():
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("case,mix", [("nig_dp", "gibbs"), ("bernoulli_py", "split_merge"),
-                                      ("spike_umd_replicates", "mixed_thin"), ("nig_dp", "split_merge")])
+@pytest.mark.parametrize(
+    "case,mix",
+    [
+        ("nig_dp", "gibbs"),
+        ("bernoulli_py", "split_merge"),
+        ("spike_umd_replicates", "mixed_thin"),
+        ("nig_dp", "split_merge"),
+    ],
+)
 def test_chains_match_exact_enumeration(case, mix):
     """Visited states (chi-square) and co-clustering (batch-means standard errors) against the
     enumerated posterior, each at false-alarm rate ALPHA; every logp is the exact one."""

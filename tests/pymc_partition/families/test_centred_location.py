@@ -85,7 +85,8 @@ def test_the_centre_survives_new_hyperparameter_values():
     fresh = pmp.NormalInverseGamma(7.0, 1.0, 2.0, 1.0)
     total = stats.sum(axis=0)
     assert moved.log_marginal_numpy(total) == pytest.approx(
-        fresh.log_marginal_numpy(fresh.item_stats(X + 5.0).sum(axis=0)), rel=1e-12)
+        fresh.log_marginal_numpy(fresh.item_stats(X + 5.0).sum(axis=0)), rel=1e-12
+    )
 
 
 # a random ``mu0`` (a PyMC variable): no number to centre on, so the statistics are summed about

@@ -121,7 +121,9 @@ def test_normal_inverse_gamma_is_finite_and_its_form_agrees_at_every_extreme():
 
 def _kernel(prior_family, data):
     spec = PartitionSpec.from_data(pmp.DirichletProcess(1.0), prior_family, data)
-    return PartitionKernel.from_spec(spec, MoveMix(n_gibbs=1, n_split_merge=0, n_scans=0, gibbs_probability=0.0, thin=1))
+    return PartitionKernel.from_spec(
+        spec, MoveMix(n_gibbs=1, n_split_merge=0, n_scans=0, gibbs_probability=0.0, thin=1)
+    )
 
 
 def test_continuous_families_are_finite_or_refused_naming_the_parameter():
@@ -146,5 +148,7 @@ def test_continuous_families_are_finite_or_refused_naming_the_parameter():
     stats = pmp.SpikeSlabNormal(0.0, 1.0, 0.3, 1.0, 0.5).item_stats(NORMAL)
     for values in itertools.product(EXT, [1e-300, 1e-8, 0.5, 1 - 1e-16]):
         assert np.all(np.isfinite(fn(_clusters(stats), *values))), values
-    with pytest.raises(ValueError, match=r"(?s)cannot be evaluated on these data.*their combination|not finite although"):
+    with pytest.raises(
+        ValueError, match=r"(?s)cannot be evaluated on these data.*their combination|not finite although"
+    ):
         _kernel(pmp.SpikeSlabNormal(0.0, 1e-300, 1e-300, 1e100, 0.5), NORMAL[:, :1] * 1e10)

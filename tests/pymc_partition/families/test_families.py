@@ -151,8 +151,13 @@ def test_nig_matches_quadrature():
     centre = (kappa0 * mu0 + y.sum()) / kn
     half = lambda t: 40 * np.sqrt(np.exp(t) / kn)  # noqa: E731
     val, err = integrate.dblquad(
-        integrand, -25.0, 15.0, lambda t: centre - half(t), lambda t: centre + half(t),
-        epsabs=1e-12, epsrel=1e-10,
+        integrand,
+        -25.0,
+        15.0,
+        lambda t: centre - half(t),
+        lambda t: centre + half(t),
+        epsabs=1e-12,
+        epsrel=1e-10,
     )
     np.testing.assert_allclose(val, 1.0, rtol=QTOL)
 
@@ -189,9 +194,7 @@ def test_niw_one_variable_equals_nig():
     s_w, s_g = niw.item_stats(y, idx), nig.item_stats(y, idx)
     np.testing.assert_allclose(s_w, s_g, rtol=1e-14)  # same layout when V = 1
     np.testing.assert_allclose(niw.log_marginal_numpy(s_w), nig.log_marginal_numpy(s_g), rtol=RTOL)
-    np.testing.assert_allclose(
-        niw.log_marginal_numpy(s_w.sum(0)), nig.log_marginal_numpy(s_g.sum(0)), rtol=RTOL
-    )
+    np.testing.assert_allclose(niw.log_marginal_numpy(s_w.sum(0)), nig.log_marginal_numpy(s_g.sum(0)), rtol=RTOL)
 
 
 def test_niw_scalar_hyperparameters_broadcast():
@@ -265,9 +268,7 @@ def test_dirichlet_infers_and_then_enforces_n_categories():
     st = fam.item_stats(y)
     assert fam.n_categories == 3 and st.shape == (3, 6)
     np.testing.assert_array_equal(st[0], [1, 0, 0, 0, 0, 1])  # column v*K + k
-    np.testing.assert_allclose(
-        fam.log_marginal_numpy(st.sum(0)), polya_urn(y, np.full(3, 0.5)), rtol=RTOL
-    )
+    np.testing.assert_allclose(fam.log_marginal_numpy(st.sum(0)), polya_urn(y, np.full(3, 0.5)), rtol=RTOL)
     with pytest.raises(ValueError, match="n_categories"):
         fam.item_stats(np.array([[3, 0]]))
 
@@ -315,9 +316,7 @@ def test_stats_are_additive_over_rows_and_items(cases, key):
     one_item = fam.item_stats(y, np.zeros(N_ROWS, dtype=int))
     np.testing.assert_allclose(one_item[0], per_item.sum(0), rtol=1e-12)
     # the cluster log marginal is the same however the rows are grouped into items
-    np.testing.assert_allclose(
-        fam.log_marginal_numpy(per_row.sum(0)), fam.log_marginal_numpy(one_item[0]), rtol=1e-12
-    )
+    np.testing.assert_allclose(fam.log_marginal_numpy(per_row.sum(0)), fam.log_marginal_numpy(one_item[0]), rtol=1e-12)
 
 
 def test_layouts(cases):
@@ -335,9 +334,7 @@ def test_layouts(cases):
     np.testing.assert_allclose(fam.item_stats(y, ITEM_INDEX)[i], np.r_[len(r), r.sum(0)])
     fam, y = cases["gp"]
     r = y[ITEM_INDEX == i]
-    np.testing.assert_allclose(
-        fam.item_stats(y, ITEM_INDEX)[i], np.r_[len(r), r.sum(0), gammaln(r + 1.0).sum(0)]
-    )
+    np.testing.assert_allclose(fam.item_stats(y, ITEM_INDEX)[i], np.r_[len(r), r.sum(0), gammaln(r + 1.0).sum(0)])
     fam, y = cases["dc"]
     r = y[ITEM_INDEX == i]
     expect = np.stack([np.bincount(r[:, v], minlength=4) for v in range(V)]).ravel()
@@ -491,9 +488,7 @@ def test_spike_slab_matches_brute_force_mixture():
     per_item = fam.log_marginal_numpy(st)
     for i in range(REPLICATES.size):
         r = ITEM_INDEX == i
-        np.testing.assert_allclose(
-            per_item[i], spike_slab_brute(y[r], ITEM_INDEX[r], **hyper), rtol=RTOL
-        )
+        np.testing.assert_allclose(per_item[i], spike_slab_brute(y[r], ITEM_INDEX[r], **hyper), rtol=RTOL)
     for items in CLUSTERS:
         r = rows_of(items)
         np.testing.assert_allclose(

@@ -109,7 +109,9 @@ def test_logp_equals_the_fixed_family_and_gradient_is_right(case):
                 ref += fixed.log_marginal_numpy(stats[z == c].sum(axis=0))
             assert logp(point) == pytest.approx(ref, rel=1e-10, abs=1e-10)
             # the spec at the point scores partitions the same way
-            assert spec.log_posterior(z) - spec.log_g[sizes.size] - spec.log_h[sizes].sum() == pytest.approx(ref, rel=1e-10)
+            assert spec.log_posterior(z) - spec.log_g[sizes.size] - spec.log_h[sizes].sum() == pytest.approx(
+                ref, rel=1e-10
+            )
     # gradient of the likelihood term in the value variables, against central differences
     dlogp = model.compile_dlogp(vars=[model[k] for k in names], jacobian=False)
     llogp = model.compile_logp(vars=[model["y"]], jacobian=False)
@@ -204,8 +206,11 @@ def _one_row_draws(family, n_vars, n=20_000, seed=3):
 
 @pytest.mark.parametrize(
     "family, data_values",
-    [(pmp.BetaBernoulli(0.7, 1.8), [0.0, 1.0]), (pmp.GammaPoisson(2.0, 1.5), np.arange(40.0)),
-     (pmp.DirichletCategorical(np.array([0.5, 1.0, 2.0])), [0.0, 1.0, 2.0])],  # fmt: skip
+    [
+        (pmp.BetaBernoulli(0.7, 1.8), [0.0, 1.0]),
+        (pmp.GammaPoisson(2.0, 1.5), np.arange(40.0)),
+        (pmp.DirichletCategorical(np.array([0.5, 1.0, 2.0])), [0.0, 1.0, 2.0]),
+    ],  # fmt: skip
 )
 def test_drawn_data_follow_the_marginal_likelihood_discrete(family, data_values):
     """One item, one row: the drawn values' frequencies against exp(log marginal) (chi-square)."""

@@ -96,9 +96,7 @@ def _data_graph(family, n_vars=2):
     """``y`` given ``z = LABELS``: the MarginalLikelihoodRV with the labels as a constant."""
     observed = np.zeros((ITEM_INDEX.size, n_vars))  # a valid value for every family
     z = pmp.Partition.dist(n_items=3, prior=pmp.UniformPartition())
-    y = pmp.MarginalLikelihood.dist(
-        partition=z, family=family, observed_values=observed, item_index=ITEM_INDEX
-    )
+    y = pmp.MarginalLikelihood.dist(partition=z, family=family, observed_values=observed, item_index=ITEM_INDEX)
     return clone_replace(y, {z: pt.as_tensor_variable(LABELS)})
 
 

@@ -154,8 +154,12 @@ def test_readings_table_adds_the_paper_row_for_real_data():
 def _diagnostics(sm_error, sm_cv, sm_p):
     from pymc_partition.paper.workflow import BIG_ERROR_COLUMN, SAMPLER_LABELS
 
-    row = lambda err, cv, p: {"max |error|": err, BIG_ERROR_COLUMN: float(err > 0.1) * 0.3,  # noqa: E731
-                              "max CV @ draw 20,000": cv, **{f"p_value_all K={k}": p for k in constants.K_VALUES}}
+    row = lambda err, cv, p: {
+        "max |error|": err,
+        BIG_ERROR_COLUMN: float(err > 0.1) * 0.3,  # noqa: E731
+        "max CV @ draw 20,000": cv,
+        **{f"p_value_all K={k}": p for k in constants.K_VALUES},
+    }
     return pd.DataFrame({SAMPLER_LABELS["gibbs"]: row(0.005, 0.004, 0.5),
                          SAMPLER_LABELS["split_merge"]: row(sm_error, sm_cv, sm_p)}).T  # fmt: skip
 
@@ -231,7 +235,9 @@ def small_run():
     level = logging.getLogger("pymc").level
     idatas, _ = workflow.sample_both(model, z, draws=600, chains=2, random_seed=1, progressbar=False)
     logging.getLogger("pymc").setLevel(level)
-    diags = {name: workflow.convergence_diagnostics(idata, exact.coclustering, n_points=10) for name, idata in idatas.items()}
+    diags = {
+        name: workflow.convergence_diagnostics(idata, exact.coclustering, n_points=10) for name, idata in idatas.items()
+    }
     return data, exact, diags
 
 

@@ -135,7 +135,9 @@ def test_compiled_kernels_at_extreme_priors(prior, clusters):
     assert np.array_equal(pmp.canonicalize(draws), draws)
     if clusters is not None:  # every other number of clusters has prior probability below 1e-280
         assert np.all(draws.max(axis=1) + 1 == clusters)
-    kernel = PartitionKernel.from_spec(spec, MoveMix(n_gibbs=1, n_split_merge=0, n_scans=0, gibbs_probability=0.0, thin=1))
+    kernel = PartitionKernel.from_spec(
+        spec, MoveMix(n_gibbs=1, n_split_merge=0, n_scans=0, gibbs_probability=0.0, thin=1)
+    )
     state, rng = kernel.init(np.zeros(n, dtype=int)), np.random.default_rng(3)
     for _ in range(30):
         state, result = kernel.step(state, rng)

@@ -295,9 +295,7 @@ def test_partition_initial_point_and_errors():
             pmp.Partition("e", n_items=3, prior=pmp.UniformPartition(), shape=(3,))
 
 
-@pytest.mark.parametrize(
-    "name, seed", [("umd", 1), ("dp_small", 2), ("py", 3), ("uniform", 4), ("mfm_poisson", 5)]
-)
+@pytest.mark.parametrize("name, seed", [("umd", 1), ("dp_small", 2), ("py", 3), ("uniform", 4), ("mfm_poisson", 5)])
 def test_prior_draws_match_pmf(name, seed):
     n, n_draws = 4, 2000
     prior = PRIORS[name]

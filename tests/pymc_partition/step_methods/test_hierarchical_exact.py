@@ -83,8 +83,7 @@ def _exact(model, log_prior, grid):
         lms = np.asarray(lm(cluster_stats.reshape(-1, stats.shape[1]), t)).reshape(len(states), N)
         occupied = sizes > 0
         log_joint[g] = (
-            log_g[n_clusters] + np.where(occupied, log_h[sizes.astype(int)] + lms, 0.0).sum(axis=1)
-            + log_prior(t)
+            log_g[n_clusters] + np.where(occupied, log_h[sizes.astype(int)] + lms, 0.0).sum(axis=1) + log_prior(t)
         )
     log_marg = logsumexp(log_joint, axis=1)  # log p(theta, y) up to a constant
     w = np.exp(log_marg - log_marg.max()) * np.gradient(grid)
@@ -101,8 +100,10 @@ def _scalar(x):
     return float((x.to_array() if isinstance(x, xr.Dataset) else x).item())
 
 
-@pytest.mark.parametrize("case, step", [("dp_alpha", "gibbs"), ("nig_mu0", "gibbs"),
-                                        ("beta_bernoulli_a", "split_merge"), ("nig_mu0", "sams")])
+@pytest.mark.parametrize(
+    "case, step",
+    [("dp_alpha", "gibbs"), ("nig_mu0", "gibbs"), ("beta_bernoulli_a", "split_merge"), ("nig_mu0", "sams")],
+)
 def test_compound_sampling_matches_exact_joint_posterior(case, step):
     build, log_prior, grid = CASES[case]
     model = build()

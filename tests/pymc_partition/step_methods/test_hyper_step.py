@@ -136,7 +136,7 @@ def test_models_of_one_structure_share_compiled_code_and_keep_their_own_numbers(
         point = {**model.initial_point(), "scale_log__": np.array(0.4)}
         got = gibbs._reader.read(point)
         want = partition_spec(model, "z", point=point)
-        np.testing.assert_allclose(got.log_g[: 13], want.log_g[: 13])
+        np.testing.assert_allclose(got.log_g[:13], want.log_g[:13])
         np.testing.assert_allclose(got.item_stats, want.item_stats)
     (h1, g1), (h2, g2) = steps
     assert h1.block.density_function is h2.block.density_function

@@ -26,8 +26,15 @@ def test_gibbs_stops_early_with_precision():
     mon = arviz_regen.StopWhenConverged(n_chains=chains, epsilon=0.05, first=500, growth=2.0, max_draws=40_000)
     with model:
         idata = pm.sample(
-            draws=40_000, tune=0, chains=chains, cores=chains, step=pmp.GibbsPartition([model["z"]]),
-            callback=mon, random_seed=1, progressbar=False, compute_convergence_checks=False,
+            draws=40_000,
+            tune=0,
+            chains=chains,
+            cores=chains,
+            step=pmp.GibbsPartition([model["z"]]),
+            callback=mon,
+            random_seed=1,
+            progressbar=False,
+            compute_convergence_checks=False,
         )
     dec = mon.decision
     assert dec["status"] == "converged"
@@ -81,9 +88,19 @@ def test_progress_bar_shows_the_monitor():
     (update,) = step._make_progressbar_update_functions()
     assert update({"n_clusters": 2, "partition_logp": -1.0})["monitor"] == "waiting for 500 draws"
     with model:
-        pm.sample(draws=4000, tune=0, chains=1, step=step, callback=mon, random_seed=2, progressbar=True,
-                  compute_convergence_checks=False)
-    assert update({"n_clusters": 2, "partition_logp": -1.0})["monitor"].startswith(str(mon.history.checkpoint.values[-1]))
+        pm.sample(
+            draws=4000,
+            tune=0,
+            chains=1,
+            step=step,
+            callback=mon,
+            random_seed=2,
+            progressbar=True,
+            compute_convergence_checks=False,
+        )
+    assert update({"n_clusters": 2, "partition_logp": -1.0})["monitor"].startswith(
+        str(mon.history.checkpoint.values[-1])
+    )
     del mon
     import gc
 

@@ -137,9 +137,7 @@ def make_model(n, prior, family_kind, peaked, seed=0):
         z = pmp.Partition("z", n_items=n, prior=prior)
         if family_kind == "spike":
             y, idx = spike_data(n, peaked, seed)
-            pmp.MarginalLikelihood(
-                "y", partition=z, family=pmp.SpikeSlabNormal(**SPIKE), observed=y, item_index=idx
-            )
+            pmp.MarginalLikelihood("y", partition=z, family=pmp.SpikeSlabNormal(**SPIKE), observed=y, item_index=idx)
         elif family_kind == "bernoulli":
             fam, _ = other_family()
             rng = np.random.default_rng(seed)
@@ -240,9 +238,7 @@ def test_chi_square_detects_a_wrong_target():
     _, keys, _, probs = exact_table(model)
     with pm.Model() as wrong:  # same prior, no structure in the data
         z = pmp.Partition("z", n_items=5, prior=PRIORS["umd"])
-        pmp.MarginalLikelihood(
-            "y", partition=z, family=pmp.SpikeSlabNormal(**SPIKE), observed=np.zeros((5, 1))
-        )
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.SpikeSlabNormal(**SPIKE), observed=np.zeros((5, 1)))
         step = GibbsPartition([z], n_sweeps=3)
     labels, _ = run_chain(step, wrong, 3000, seed=1)
     p_value, _, _ = chi_square_gof(state_keys(labels, assume_canonical=True), keys, probs)

@@ -26,9 +26,7 @@ def _model(n=10, prior=None, extra_normal=False):
     y, idx = _data(n)
     with pm.Model() as model:
         z = pmp.Partition("z", n_items=n, prior=prior or pmp.UniformMultinomialDirichlet())
-        pmp.MarginalLikelihood(
-            "y", partition=z, family=pmp.SpikeSlabNormal(**FAMILY), observed=y, item_index=idx
-        )
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.SpikeSlabNormal(**FAMILY), observed=y, item_index=idx)
         if extra_normal:
             pm.Normal("x", 0.0, 1.0)
     return model
@@ -72,9 +70,7 @@ def test_sample_stats_and_exact_logp(model, kind):
         prop = ss["proposal"].values
         assert set(np.unique(prop)) <= {SplitMerge.PROPOSAL_SPLIT, SplitMerge.PROPOSAL_MERGE}
         assert ss["proposal_accepted"].dtype == bool
-        np.testing.assert_array_equal(
-            ss["n_proposals_accepted"].values, ss["proposal_accepted"].values.astype(int)
-        )
+        np.testing.assert_array_equal(ss["n_proposals_accepted"].values, ss["proposal_accepted"].values.astype(int))
     assert idata.posterior.sizes["draw"] == 200  # tune draws discarded
     assert idata.sample_stats.attrs["tuning_steps"] == 20
 
@@ -88,9 +84,7 @@ def test_seed_reproducibility_and_cores(model, kind):
     np.testing.assert_array_equal(za, zb)
     assert not np.array_equal(za, zc)
     assert not np.array_equal(za[0], za[1])  # chains differ
-    np.testing.assert_array_equal(
-        a.sample_stats["partition_logp"].values, b.sample_stats["partition_logp"].values
-    )
+    np.testing.assert_array_equal(a.sample_stats["partition_logp"].values, b.sample_stats["partition_logp"].values)
     if kind == "gibbs":  # cores=2 (fork) gives the same draws as cores=1
         d = _sample(model, STEPS[kind], random_seed=7, cores=2)
         np.testing.assert_array_equal(za, d.posterior["z"].values)

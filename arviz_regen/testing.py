@@ -3,6 +3,10 @@
 A small "universe" of distinct partitions with known probabilities stands in for a posterior:
 exact (iid) draws, and a reversible Metropolis chain that is as sticky as wanted but leaves the
 target invariant, are both cheap, so calibration and coverage can be checked by simulation.
+
+Every function that draws takes ``random_seed`` (an int, a ``numpy.random.Generator``, which it
+advances, or None); its former name ``rng`` is accepted for one release with a
+``DeprecationWarning`` (:mod:`.base.seeds`).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base.lazy_jit import lazy_njit
+from .base.seeds import random_seed_argument
 from .base.state import canonicalize, state_keys
 from .xr.containers import from_dict
 
@@ -28,9 +33,9 @@ __all__ = [
 ]
 
 
-def random_partitions(n_states, n_items, rng, max_clusters=None):
+def random_partitions(n_states, n_items, random_seed=None, max_clusters=None, *, rng=None):
     """``n_states`` distinct canonical label vectors of ``n_items`` items (random partitions)."""
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(random_seed_argument(random_seed, rng, old_name="rng"))
     max_clusters = max_clusters or n_items
     out, seen = [], set()
     while len(out) < n_states:
@@ -49,9 +54,9 @@ def zipf_probs(n_states, exponent=1.5):
     return p / p.sum()
 
 
-def iid_chain(probs, n_chain, n_draw, rng):
+def iid_chain(probs, n_chain, n_draw, random_seed=None, *, rng=None):
     """Exact draws: state indices ``(n_chain, n_draw)`` iid from ``probs``."""
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(random_seed_argument(random_seed, rng, old_name="rng"))
     return rng.choice(len(probs), size=(n_chain, n_draw), p=np.asarray(probs) / np.sum(probs))
 
 
@@ -71,14 +76,14 @@ def _metropolis(logp, start, steps, unif, stay_u, stay):
     return out
 
 
-def metropolis_chain(probs, n_chain, n_draw, rng, *, stay=0.8, max_step=3, start=None):
+def metropolis_chain(probs, n_chain, n_draw, random_seed=None, *, stay=0.8, max_step=3, start=None, rng=None):
     """Reversible, sticky Metropolis chain on state indices with stationary law ``probs``.
 
     Proposal: with probability ``1 − stay`` a symmetric step ±1 … ±``max_step`` on the cycle of
     states, accepted with min(1, p_y / p_x); otherwise stay. Detailed balance holds for ``probs``.
     ``start``: initial states (default: drawn from ``probs``, i.e. a stationary start).
     """
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(random_seed_argument(random_seed, rng, old_name="rng"))
     probs = np.asarray(probs, dtype=float)
     logp = np.log(probs / probs.sum())
     mag = rng.integers(1, max_step + 1, size=(n_chain, n_draw))
@@ -114,7 +119,7 @@ def spread_order(n_states):
     return np.array(taken, dtype=np.int64)
 
 
-def excursion_chain(probs, n_chain, n_draw, rng, *, stay=0.5, max_step=1):
+def excursion_chain(probs, n_chain, n_draw, random_seed=None, *, stay=0.5, max_step=1, rng=None):
     """A correct chain that reaches its top states only through long excursions.
 
     The states (indexed by rank: ``probs`` decreasing) are laid out on a cycle by
@@ -129,15 +134,16 @@ def excursion_chain(probs, n_chain, n_draw, rng, *, stay=0.5, max_step=1):
     numpy.ndarray of int64, shape (n_chain, n_draw)
         The rank of the state of every draw (0: the most probable).
     """
+    random_seed = random_seed_argument(random_seed, rng, old_name="rng")
     probs = np.asarray(probs, dtype=float)
     place = spread_order(probs.size)  # place[rank]
     rank_at = np.empty_like(place)
     rank_at[place] = np.arange(place.size)
-    idx = metropolis_chain(probs[rank_at], n_chain, n_draw, rng, stay=stay, max_step=max_step)
+    idx = metropolis_chain(probs[rank_at], n_chain, n_draw, random_seed, stay=stay, max_step=max_step)
     return rank_at[idx]
 
 
-def two_basin_chain(probs, n_chain, n_draw, rng, *, cross=1e-3):
+def two_basin_chain(probs, n_chain, n_draw, random_seed=None, *, cross=1e-3, rng=None):
     """A correct chain that switches rarely between two basins of states.
 
     States of even rank form one basin, odd ranks the other (so each basin holds top states).
@@ -151,7 +157,7 @@ def two_basin_chain(probs, n_chain, n_draw, rng, *, cross=1e-3):
     -------
     numpy.ndarray of int64, shape (n_chain, n_draw)
     """
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(random_seed_argument(random_seed, rng, old_name="rng"))
     probs = np.asarray(probs, dtype=float)
     if probs.size % 2:
         raise ValueError("`probs` needs an even number of states (two basins of equal size).")
@@ -170,7 +176,7 @@ def two_basin_chain(probs, n_chain, n_draw, rng, *, cross=1e-3):
     return out
 
 
-def gibbs_chain(states, logp_states, n_chain, n_draw, rng, *, thin=1):
+def gibbs_chain(states, logp_states, n_chain, n_draw, random_seed=None, *, thin=1, rng=None):
     """Exact single-item Gibbs sampler on a complete universe of partitions.
 
     ``states`` must hold every partition of its items (canonical labels, e.g. all 4,140 of 8
@@ -184,7 +190,7 @@ def gibbs_chain(states, logp_states, n_chain, n_draw, rng, *, thin=1):
     numpy.ndarray of int64, shape (n_chain, n_draw)
         State indices.
     """
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(random_seed_argument(random_seed, rng, old_name="rng"))
     states = np.asarray(states, dtype=np.int64)
     logp = np.asarray(logp_states, dtype=float)
     S, n = states.shape
@@ -317,7 +323,7 @@ class BlockModel:
         self._cum = np.cumsum(p)
         self._cum[-1] = 1.0
 
-    def chains(self, n_chain, n_draw, rng, *, rho=0.5, switch=0.0, modes=None, burn=None):
+    def chains(self, n_chain, n_draw, random_seed=None, *, rho=0.5, switch=0.0, modes=None, burn=None, rng=None):
         """Canonical labels ``(n_chain, n_draw, n_items)`` and ``partition_logp`` ``(n_chain, n_draw)``.
 
         Parameters
@@ -333,7 +339,7 @@ class BlockModel:
         burn : int, optional
             Draws discarded first (default 20/rho, plus 5/switch with switching): a stationary start.
         """
-        rng = np.random.default_rng(rng)
+        rng = np.random.default_rng(random_seed_argument(random_seed, rng, old_name="rng"))
         if modes is None:
             modes = rng.integers(0, 2, size=n_chain) if switch > 0 else np.zeros(n_chain, dtype=np.int64)
         modes = np.broadcast_to(np.asarray(modes, dtype=np.int64), (n_chain,)).copy()
@@ -356,9 +362,10 @@ def _crp_logp(labels):
     return table[sizes].sum(axis=1).reshape(labels.shape[:-1])
 
 
-def block_chain(model, n_chain, n_draw, rng, *, var_name="z", **kwargs):
+def block_chain(model, n_chain, n_draw, random_seed=None, *, var_name="z", rng=None, **kwargs):
     """Draws of :meth:`BlockModel.chains` as an InferenceData / DataTree (``make_idata`` layout)."""
-    labels, logp = model.chains(n_chain, n_draw, rng, **kwargs)
+    random_seed = random_seed_argument(random_seed, rng, old_name="rng")
+    labels, logp = model.chains(n_chain, n_draw, random_seed, **kwargs)
     groups = {
         "posterior": {var_name: labels},
         "sample_stats": {"partition_logp": logp, "n_clusters": labels.max(axis=-1) + 1},

@@ -10,6 +10,7 @@ around it, and tests and benchmarks drive it directly::
     kernel = PartitionKernel.from_spec(spec, MoveMix(n_gibbs=1, n_split_merge=0, n_scans=0,
                                                      gibbs_probability=0.0, thin=1))
     state = kernel.init(labels)
+    rng = rng_state(random_seed)                  # the generator state (kernels.rng), owned here
     for _ in range(n_draws):
         state, result = kernel.step(state, rng)   # result.partition_logp, result.n_clusters, ...
 
@@ -32,17 +33,9 @@ from ..state import canonicalize
 from . import kernels
 from .compile import compile_log_marginal, reference_log_marginal
 from .kernels import MoveMix, StepResult
+from .kernels.rng import is_rng_state, rng_state
 
 __all__ = ["PartitionKernel"]
-
-
-def _seed(rng):
-    """A 32-bit seed for numba's generator from a numpy Generator or an integer."""
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        return int(rng) & 0xFFFFFFFF
-    if isinstance(rng, np.random.Generator):
-        return rng.bit_generator.random_raw() >> 32
-    raise TypeError(f"`rng` must be a numpy Generator or an integer seed, got {type(rng).__name__}.")
 
 
 class PartitionKernel:
@@ -110,7 +103,7 @@ class PartitionKernel:
         # compile (or load) the kernel now, on a throw-away state: compile time is not step time
         idle = mix._replace(n_gibbs=0, n_split_merge=0, n_sams=0)
         labels = np.zeros(self.n_items, np.int64)
-        self._run(0, labels, False, self._model, self._state, self._work, idle, self.block, labels.copy())
+        self._run(rng_state(0), labels, False, self._model, self._state, self._work, idle, self.block, labels.copy())
         return self
 
     @property
@@ -191,20 +184,29 @@ class PartitionKernel:
         ----------
         state : ndarray of int64
             Canonical labels from :meth:`init` or a previous :meth:`step`.
-        rng : numpy.random.Generator or int
-            Draws the seed of numba's generator for this step (or is that seed, a 32-bit int).
+        rng : ndarray of uint64 (4,), int or numpy.random.Generator
+            The generator state the kernels draw from (:func:`~.kernels.rng.rng_state`),
+            advanced in place: a chain keeps one and passes it to every step. An integer or a
+            Generator seeds a fresh state for this step alone.
 
         Returns
         -------
         (ndarray, StepResult)
             The new state (a new array of canonical labels) and the step's statistics by name.
         """
-        seed = rng if type(rng) is int else _seed(rng)
+        if not is_rng_state(rng):
+            try:
+                rng = rng_state(rng)
+            except TypeError:
+                raise TypeError(
+                    "`rng` must be a generator state (uint64[4], from rng_state), a numpy "
+                    f"Generator or an integer seed, got {type(rng).__name__}."
+                ) from None
         reuse = state is self._current  # the cluster arrays hold this state exactly
         self._current = None  # until the kernel returns: an exception leaves them undefined
         out = np.empty(self.n_items, np.int64)
         # the entry point kept by the first call, called here directly (a Python call less)
-        args = (seed, state, reuse, self._model, self._state, self._work, self.mix, self.block, out)
+        args = (rng, state, reuse, self._model, self._state, self._work, self.mix, self.block, out)
         res = self._run(*args) if self._entry is None else self._entry(*args)
         self._current = out
         return out, tuple.__new__(StepResult, res)  # named without calling its constructor

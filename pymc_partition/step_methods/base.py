@@ -3,8 +3,8 @@
 A step reads the model once (:mod:`pymc_partition.model_spec`), builds a
 :class:`~pymc_partition.engine.PartitionKernel` from the spec and its move mix, and then speaks
 PyMC: point to labels and back, stats named after the variable, random numbers from the
-generator PyMC gives each chain, competence, progress bar. Everything compiled lives in the
-engine; the steps only translate.
+generator PyMC gives each chain (which seeds the engine's generator state), competence, progress
+bar. Everything compiled lives in the engine; the steps only translate.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pymc.util import get_random_generator, get_value_vars_from_user_vars
 
 from ..engine import PartitionKernel
 from ..engine.kernels import STEP_RESULT_INDEX
+from ..engine.kernels.rng import rng_state
 from ..model_spec import (
     DataWatch,
     HyperparameterReader,
@@ -28,11 +29,7 @@ from ..model_spec import (
 )
 from . import progress
 
-__all__ = ["PartitionStep", "PartitionStepState", "is_partition_rv", "SEED_BATCH"]
-
-#: seeds of numba's generator drawn from the chain's numpy generator at once: the same sequence
-#: as one ``random_raw()`` per step, which cost 0.25 us a call
-SEED_BATCH = 64
+__all__ = ["PartitionStep", "PartitionStepState", "is_partition_rv"]
 
 
 @dataclass_state
@@ -40,7 +37,7 @@ class PartitionStepState(StepMethodState):
     """Mutable sampling state of a partition step (reset between sequential chains)."""
 
     n_steps: int
-    seed_buffer: list[int]  # seeds drawn from ``rng`` and not used yet (last used first)
+    rng_state: np.ndarray  # the engine's generator state (uint64[4]), seeded from ``rng``, advanced by each step
 
 
 def _check_count(name, value, minimum=0):
@@ -96,7 +93,7 @@ class PartitionStep(BlockedStep):
         self.thin = mix.thin
         self.n_items = self.engine.n_items
         self.rng = get_random_generator(rng)
-        self.seed_buffer = []
+        self.rng_state = rng_state(self.rng)
         self.n_steps = 0
         self.tune = False
         self._value_name = self.vars[0].name
@@ -180,7 +177,7 @@ class PartitionStep(BlockedStep):
         """Start a chain (PyMC >= 6.3): its generator, and no state carried over from another
         chain this instance served."""
         self.rng = get_random_generator(rng, copy=False)
-        self.seed_buffer = []
+        self.rng_state = rng_state(self.rng)  # four words of the chain's generator: its own stream
         self._chain = None
         self.refresh_data()
 
@@ -195,10 +192,7 @@ class PartitionStep(BlockedStep):
         state = self._chain
         if state is None or not (raw is state or np.array_equal(raw, state)):
             state = self.engine.init(raw)  # new labels: the engine rebuilds its state from them
-        seeds = self.seed_buffer
-        if not seeds:  # in draw order from the end (pop); part of the sampling state
-            seeds[:] = (self.rng.bit_generator.random_raw(SEED_BATCH) >> 32).tolist()[::-1]
-        state, res = self.engine.step(state, seeds.pop())
+        state, res = self.engine.step(state, self.rng_state)  # advances rng_state in place
         self._chain = state  # PyMC passes these labels back next time: the engine continues
         self.n_steps += 1
         new_point = point.copy()

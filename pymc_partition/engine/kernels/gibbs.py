@@ -13,6 +13,7 @@ import math
 import numba
 import numpy as np
 
+from .rng import shuffle, uniform
 from .slots import activate, deactivate, move_to_end, put, take
 from .state import NJIT, form_functions, init_slot
 
@@ -23,8 +24,9 @@ BLOCK = 64
 
 
 @numba.njit(**NJIT)
-def sample_log_weights(logw, m):
-    """Index drawn with probability proportional to ``exp(logw[:m])`` (overwrites ``logw``)."""
+def sample_log_weights(rng, logw, m):
+    """Index drawn with probability proportional to ``exp(logw[:m])`` (overwrites ``logw``);
+    ``rng`` is the generator state (:mod:`.rng`)."""
     mx = -np.inf
     for a in range(m):
         if logw[a] > mx:
@@ -34,7 +36,7 @@ def sample_log_weights(logw, m):
         w = math.exp(logw[a] - mx)
         logw[a] = w
         tot += w
-    u = np.random.random() * tot
+    u = uniform(rng) * tot
     acc = 0.0
     last = 0
     for a in range(m):
@@ -47,7 +49,7 @@ def sample_log_weights(logw, m):
 
 
 @numba.njit(**NJIT)
-def visiting_order(n, block, order):
+def visiting_order(rng, n, block, order):
     """Fill ``order`` with a random order of the ``n`` items for one Gibbs sweep.
 
     Up to ``block`` items: a uniformly random permutation. More: the blocks of ``block``
@@ -60,10 +62,11 @@ def visiting_order(n, block, order):
     if n <= block:
         for t in range(n):
             order[t] = t
-        np.random.shuffle(order)
+        shuffle(rng, order, n)
         return
     n_blocks = (n + block - 1) // block
-    blocks = np.random.permutation(n_blocks)
+    blocks = np.arange(n_blocks)
+    shuffle(rng, blocks, n_blocks)
     t = 0
     for b in blocks:
         for i in range(b * block, min(n, (b + 1) * block)):
@@ -72,12 +75,13 @@ def visiting_order(n, block, order):
 
 
 @numba.njit(**NJIT)
-def gibbs_sweep(m, s, w, block):
+def gibbs_sweep(rng, m, s, w, block):
     """One collapsed Gibbs sweep over all items in a random order (:func:`visiting_order`).
 
     Item ``i``'s full conditional over every existing cluster ``c`` (sizes without ``i``) and a
     new one: ``log_h[n_c+1] - log_h[n_c] + pred(c, i)`` and
-    ``log_g[C+1] - log_g[C] + log_h[1] + lm(x_i)``.
+    ``log_g[C+1] - log_g[C] + log_h[1] + lm(x_i)``. ``rng`` is the generator state (:mod:`.rng`,
+    advanced in place).
     """
     X, item_lm, log_g, log_h, ctx = m.X, m.item_lm, m.log_g, m.log_h, m.ctx
     z, counts, stats, clm = s.z, s.counts, s.stats, s.clm
@@ -86,7 +90,7 @@ def gibbs_sweep(m, s, w, block):
     pred, remove, add = form_functions(m)
     active_addr, cand_addr = np.int64(active.ctypes.data), np.int64(cand.ctypes.data)
     n, d = X.shape
-    visiting_order(n, block, order)
+    visiting_order(rng, n, block, order)
     for t in range(n):
         i = order[t]
         k = z[i]
@@ -112,7 +116,7 @@ def gibbs_sweep(m, s, w, block):
             logw[C] = log_g[C + 1] - log_g[C] + log_h[1] + item_lm[i]
         else:
             logw[C] = 0.0
-        a = sample_log_weights(logw, C + 1)
+        a = sample_log_weights(rng, logw, C + 1)
         if a == C:
             c = activate(active, pos, free, meta)
             for v in range(d):

@@ -10,7 +10,8 @@ place: one array argument, no global state, the same stream for the same seed on
     state = rng_state(np.random.default_rng(1))   # or rng_state(seed)
     u = uniform(state)                            # inside compiled code
 
-Draws: :func:`uniform` in ``[0, 1)`` (53 bits), :func:`exponential`, :func:`normal` (polar
+Draws: :func:`uniform` in ``[0, 1)`` (53 bits), :func:`randint` in ``[0, n)``, :func:`shuffle`
+(Fisher-Yates), :func:`exponential`, :func:`normal` (polar
 method), :func:`gamma` (Marsaglia & Tsang 2000, with the ``U^(1/a)`` boost below shape 1) and
 :func:`beta` (ratio of gammas).
 """
@@ -24,7 +25,18 @@ import numpy as np
 
 from .state import NJIT
 
-__all__ = ["rng_state", "next_u64", "uniform", "exponential", "normal", "gamma", "beta"]
+__all__ = [
+    "rng_state",
+    "is_rng_state",
+    "next_u64",
+    "uniform",
+    "randint",
+    "shuffle",
+    "exponential",
+    "normal",
+    "gamma",
+    "beta",
+]
 
 _MASK = (1 << 64) - 1
 
@@ -60,6 +72,17 @@ def rng_state(seed):
     return state
 
 
+def is_rng_state(state):
+    """Whether ``state`` is a generator state the kernels can take (``uint64[4]``, contiguous)."""
+    return (
+        type(state) is np.ndarray
+        and state.dtype == np.uint64
+        and state.shape == (4,)
+        and state.flags.c_contiguous
+        and state.flags.writeable
+    )
+
+
 @numba.njit(**NJIT, inline="always")
 def _rotl(x, k):
     return (x << numba.uint64(k)) | (x >> numba.uint64(64 - k))
@@ -83,6 +106,21 @@ def next_u64(s):
 def uniform(s):
     """Uniform on ``[0, 1)``, 53 random bits."""
     return float(next_u64(s) >> numba.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@numba.njit(**NJIT)
+def randint(s, n):
+    """Integer uniform on ``[0, n)`` (``n >= 1``), as ``floor(n U)``: its bias, at most
+    ``n / 2**53``, is far below anything a test or a chain could see."""
+    return int(uniform(s) * n)
+
+
+@numba.njit(**NJIT)
+def shuffle(s, a, k):
+    """Uniformly random permutation of ``a[:k]`` in place (Fisher-Yates)."""
+    for t in range(k - 1, 0, -1):
+        u = randint(s, t + 1)
+        a[t], a[u] = a[u], a[t]
 
 
 @numba.njit(**NJIT)

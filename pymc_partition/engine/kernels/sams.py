@@ -22,6 +22,7 @@ import math
 import numba
 import numpy as np
 
+from .rng import shuffle, uniform
 from .slots import put
 from .split_merge import current_sides, propose_merge, propose_split, start_proposal
 from .state import NJIT, form_functions, init_slot
@@ -40,13 +41,14 @@ def _start(m, s, c, a):
 
 
 @numba.njit(**NJIT)
-def sequential_allocation(m, s, w, i, j, n_members, force):
+def sequential_allocation(rng, m, s, w, i, j, n_members, force):
     """Allocate ``w.members[:n_members]`` in turn to the clusters started by ``i`` (slot ``n``)
     and ``j`` (slot ``n + 1``); returns the log probability of the sides chosen.
 
     Member ``k`` joins a side with probability proportional to
     ``exp(log_h[n_c + 1] - log_h[n_c] + log p(x_k | side))`` given the members placed before it
-    (the prior's ``log_g`` is the same for both). With ``force`` empty the side is drawn, else
+    (the prior's ``log_g`` is the same for both). With ``force`` empty the side is drawn (generator
+    state ``rng``, :mod:`.rng`), else
     member ``q`` goes to side ``force[q]`` (0 = with ``i``). ``w.side[q]`` records the sides.
     """
     X, log_h, ctx = m.X, m.log_h, m.ctx
@@ -72,7 +74,7 @@ def sequential_allocation(m, s, w, i, j, n_members, force):
         if forced:
             sd = force[q]
         else:
-            sd = 0 if np.random.random() < math.exp(lw0 - lse) else 1
+            sd = 0 if uniform(rng) < math.exp(lw0 - lse) else 1
         log_q += (lw0 if sd == 0 else lw1) - lse
         put(add, ctx, X, stats, counts, clm, n + sd, k, out[sd])
         side[q] = sd
@@ -80,29 +82,22 @@ def sequential_allocation(m, s, w, i, j, n_members, force):
 
 
 @numba.njit(**NJIT)
-def _shuffle(a, k):
-    """Uniformly random permutation of ``a[:k]`` in place (Fisher-Yates)."""
-    for t in range(k - 1, 0, -1):
-        u = np.random.randint(t + 1)
-        a[t], a[u] = a[u], a[t]
-
-
-@numba.njit(**NJIT)
-def sams_move(m, s, w):
+def sams_move(rng, m, s, w):
     """One sequentially allocated merge-split proposal.
 
-    Returns ``(kind, accepted)`` with kind 1 = split, 2 = merge (0 = nothing to propose).
+    Returns ``(kind, accepted)`` with kind 1 = split, 2 = merge (0 = nothing to propose);
+    ``rng`` is the generator state (:mod:`.rng`, advanced in place).
     """
     n = m.X.shape[0]
     if n < 2:
         return 0, False
-    i, j, ci, cj, n_members = start_proposal(s, w, n)
-    _shuffle(w.members, n_members)
+    i, j, ci, cj, n_members = start_proposal(rng, s, w, n)
+    shuffle(rng, w.members, n_members)
     if ci == cj:
-        log_q = sequential_allocation(m, s, w, i, j, n_members, w.side[:0])
-        return 1, propose_split(m, s, w, ci, j, n_members, log_q)
-    log_q = sequential_allocation(m, s, w, i, j, n_members, current_sides(s, w, ci, n_members))
-    return 2, propose_merge(m, s, w, ci, cj, j, n_members, log_q)
+        log_q = sequential_allocation(rng, m, s, w, i, j, n_members, w.side[:0])
+        return 1, propose_split(rng, m, s, w, ci, j, n_members, log_q)
+    log_q = sequential_allocation(rng, m, s, w, i, j, n_members, current_sides(s, w, ci, n_members))
+    return 2, propose_merge(rng, m, s, w, ci, cj, j, n_members, log_q)
 
 
 @numba.njit(**NJIT)
@@ -119,4 +114,5 @@ def sams_log_q(labels_to, i, j, order, m, s, w):
     for q in range(k):
         w.members[q] = order[q]
         target[q] = 0 if labels_to[order[q]] == labels_to[i] else 1
-    return sequential_allocation(m, s, w, i, j, k, target)
+    rng = np.ones(4, np.uint64)  # not drawn from: the allocation is forced
+    return sequential_allocation(rng, m, s, w, i, j, k, target)

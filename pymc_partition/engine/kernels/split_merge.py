@@ -16,6 +16,7 @@ import math
 import numba
 import numpy as np
 
+from .rng import randint, uniform
 from .slots import activate, copy_slot, deactivate, put, take
 from .state import NJIT, form_functions, init_slot
 
@@ -33,14 +34,14 @@ __all__ = [
 
 
 @numba.njit(**NJIT)
-def restricted_scan(m, s, w, n_members, force):
+def restricted_scan(rng, m, s, w, n_members, force):
     """Restricted Gibbs scan of the members of a split-merge proposal between the two launch
     components; returns the log probability of the sides chosen.
 
     The components live in slots ``n`` (anchor ``i``) and ``n + 1`` (anchor ``j``), so neither
     empties; ``w.side[q]`` is the ``q``-th member's component. With ``force`` empty each member's
-    side is drawn from its restricted conditional; otherwise member ``q`` is put on side
-    ``force[q]``.
+    side is drawn from its restricted conditional (generator state ``rng``, :mod:`.rng`); otherwise
+    member ``q`` is put on side ``force[q]``.
     """
     X, log_h, ctx = m.X, m.log_h, m.ctx
     counts, stats, clm = s.counts, s.stats, s.clm
@@ -67,7 +68,7 @@ def restricted_scan(m, s, w, n_members, force):
         if forced:
             stay = force[q] == sd
         else:
-            stay = np.random.random() < math.exp(lw_a - lse)
+            stay = uniform(rng) < math.exp(lw_a - lse)
         if stay:
             put(add, ctx, X, stats, counts, clm, a, k, lp_a)
             clm[a] = clm_a  # exactly as before the item left
@@ -80,7 +81,7 @@ def restricted_scan(m, s, w, n_members, force):
 
 
 @numba.njit(**NJIT)
-def launch(m, s, w, i, j, n_members, n_scans, launch_sides):
+def launch(rng, m, s, w, i, j, n_members, n_scans, launch_sides):
     """Jain & Neal's launch state: ``S`` split uniformly at random (or as ``launch_sides`` says,
     if it is not empty), then ``n_scans`` restricted scans."""
     n, d = m.X.shape
@@ -94,7 +95,7 @@ def launch(m, s, w, i, j, n_members, n_scans, launch_sides):
         if launch_sides.shape[0] > 0:
             sd = launch_sides[q]
         else:
-            sd = 0 if np.random.random() < 0.5 else 1
+            sd = 0 if uniform(rng) < 0.5 else 1
         w.side[q] = sd
         s.counts[n + sd] += 1
         for v in range(d):
@@ -102,7 +103,7 @@ def launch(m, s, w, i, j, n_members, n_scans, launch_sides):
     for c in (n, n + 1):
         s.clm[c] = init_slot(m, c)
     for _ in range(n_scans):
-        restricted_scan(m, s, w, n_members, launch_sides[:0])
+        restricted_scan(rng, m, s, w, n_members, launch_sides[:0])
 
 
 @numba.njit(**NJIT)
@@ -117,11 +118,11 @@ def proposal_members(z, i, j, members):
 
 
 @numba.njit(**NJIT)
-def start_proposal(s, w, n):
+def start_proposal(rng, s, w, n):
     """An ordered pair ``i, j`` of distinct items drawn uniformly (``n >= 2``), their clusters
     ``ci, cj`` and the number of the other items of those clusters, listed in ``w.members``."""
-    i = np.random.randint(n)
-    j = np.random.randint(n - 1)
+    i = randint(rng, n)
+    j = randint(rng, n - 1)
     if j >= i:
         j += 1
     return i, j, s.z[i], s.z[j], proposal_members(s.z, i, j, w.members)
@@ -137,28 +138,29 @@ def current_sides(s, w, ci, n_members):
 
 
 @numba.njit(**NJIT)
-def split_merge_move(m, s, w, n_scans):
+def split_merge_move(rng, m, s, w, n_scans):
     """One restricted-Gibbs split-merge proposal (Jain & Neal 2004, conjugate case).
 
-    Returns ``(kind, accepted)`` with kind 1 = split, 2 = merge (0 = nothing to propose).
+    Returns ``(kind, accepted)`` with kind 1 = split, 2 = merge (0 = nothing to propose);
+    ``rng`` is the generator state (:mod:`.rng`, advanced in place).
     """
     n = m.X.shape[0]
     if n < 2:
         return 0, False
-    i, j, ci, cj, n_members = start_proposal(s, w, n)
+    i, j, ci, cj, n_members = start_proposal(rng, s, w, n)
     no_sides = w.side[:0]
-    launch(m, s, w, i, j, n_members, n_scans, no_sides)
+    launch(rng, m, s, w, i, j, n_members, n_scans, no_sides)
     if ci == cj:
         # split: a final restricted scan from the launch state is the proposal
-        log_q = restricted_scan(m, s, w, n_members, no_sides)
-        return 1, propose_split(m, s, w, ci, j, n_members, log_q)
+        log_q = restricted_scan(rng, m, s, w, n_members, no_sides)
+        return 1, propose_split(rng, m, s, w, ci, j, n_members, log_q)
     # merge: probability that the final restricted scan from the launch state gives the current split
-    log_q = restricted_scan(m, s, w, n_members, current_sides(s, w, ci, n_members))
-    return 2, propose_merge(m, s, w, ci, cj, j, n_members, log_q)
+    log_q = restricted_scan(rng, m, s, w, n_members, current_sides(s, w, ci, n_members))
+    return 2, propose_merge(rng, m, s, w, ci, cj, j, n_members, log_q)
 
 
 @numba.njit(**NJIT)
-def propose_split(m, s, w, ci, j, n_members, log_q):
+def propose_split(rng, m, s, w, ci, j, n_members, log_q):
     """Accept or reject the split of cluster ``ci`` held in the spare slots ``n`` (with the
     anchor ``i``) and ``n + 1`` (with ``j``; ``w.side[q]`` the side of ``w.members[q]``), proposed
     with log probability ``log_q`` (the reverse merge is certain); applies it if accepted."""
@@ -170,7 +172,7 @@ def propose_split(m, s, w, ci, j, n_members, log_q):
         + s.clm[n] + s.clm[n + 1] - s.clm[ci]
         - log_q
     )  # fmt: skip
-    accept = math.log(np.random.random()) < log_acc
+    accept = math.log(uniform(rng)) < log_acc
     if accept:
         cnew = activate(s.active, s.pos, s.free, s.meta)
         copy_slot(s, n, ci)
@@ -183,7 +185,7 @@ def propose_split(m, s, w, ci, j, n_members, log_q):
 
 
 @numba.njit(**NJIT)
-def propose_merge(m, s, w, ci, cj, j, n_members, log_q):
+def propose_merge(rng, m, s, w, ci, cj, j, n_members, log_q):
     """Accept or reject the merge of clusters ``ci`` and ``cj`` (``j`` in ``cj``, the other
     members in ``w.members[:n_members]``), whose reverse split has log probability ``log_q``;
     applies it if accepted. The merged cluster is scored in the scratch slot ``n + 2``."""
@@ -202,7 +204,7 @@ def propose_merge(m, s, w, ci, cj, j, n_members, log_q):
         + lm_merged - s.clm[ci] - s.clm[cj]
         + log_q
     )  # fmt: skip
-    accept = math.log(np.random.random()) < log_acc
+    accept = math.log(uniform(rng)) < log_acc
     if accept:
         for v in range(d):
             s.stats[ci, v] = s.stats[r, v]
@@ -228,8 +230,9 @@ def split_merge_log_q(labels_from, labels_to, i, j, launch_sides, m, s, w):
     matrix by enumerating the launch states (only the launch slots of ``s`` are touched).
     """
     n_members = proposal_members(labels_from, i, j, w.members)
-    launch(m, s, w, i, j, n_members, 0, launch_sides)
+    rng = np.ones(4, np.uint64)  # not drawn from: the launch and the scan are forced
+    launch(rng, m, s, w, i, j, n_members, 0, launch_sides)
     target = np.empty(n_members, dtype=np.int64)
     for q in range(n_members):
         target[q] = 0 if labels_to[w.members[q]] == labels_to[i] else 1
-    return restricted_scan(m, s, w, n_members, target)
+    return restricted_scan(rng, m, s, w, n_members, target)

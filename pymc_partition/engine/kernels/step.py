@@ -1,7 +1,8 @@
 """One sampler step as one compiled call: the move mix, run thinned, and its result by name.
 
-Random numbers come from numba's own generator, seeded once per step (``np.random.seed`` inside
-the kernel) from the driver's numpy ``Generator``, so a PyMC ``random_seed`` fixes the draws.
+Random numbers come from an explicit generator state (:mod:`.rng`, a ``uint64[4]`` array) that
+the driver owns, seeds from its numpy ``Generator`` and passes to every step, which advances it
+in place: a PyMC ``random_seed`` fixes the draws, and no kernel touches numba's global generator.
 The cluster log marginals carried along by the moves are recomputed by the form's ``init`` from
 exact sums at the end of each step.
 """
@@ -14,6 +15,7 @@ import numba
 import numpy as np
 
 from .gibbs import gibbs_sweep
+from .rng import uniform
 from .sams import sams_move
 from .split_merge import split_merge_move
 from .state import NJIT, build_state, state_log_posterior
@@ -87,15 +89,15 @@ def canonical_relabel(z, out):
 
 
 @numba.njit(**NJIT, inline="always")
-def _gibbs_sweeps(m, s, w, mix, block):
+def _gibbs_sweeps(rng, m, s, w, mix, block):
     """``mix.n_gibbs`` Gibbs sweeps, one more with probability ``mix.gibbs_probability``;
     returns how many were made."""
     ng = mix.n_gibbs
     if mix.gibbs_probability > 0.0:
-        if np.random.random() < mix.gibbs_probability:
+        if uniform(rng) < mix.gibbs_probability:
             ng += 1
     for _ in range(ng):
-        gibbs_sweep(m, s, w, block)
+        gibbs_sweep(rng, m, s, w, block)
     return ng
 
 
@@ -109,32 +111,31 @@ def _finish(m, s, out_labels):
 
 
 @numba.njit(**NJIT)
-def run_gibbs_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
+def run_gibbs_step(rng, labels, reuse, m, s, w, mix, block, out_labels):
     """:func:`run_step` for a mix of Gibbs sweeps only (``mix.n_split_merge == mix.n_sams == 0``).
 
-    The same draws from the same seed; it exists so that a Gibbs sampler's first call does not
-    compile the split-merge move (about 40% of :func:`run_step`'s compile time).
+    The same draws from the same generator state; it exists so that a Gibbs sampler's first call
+    does not compile the split-merge move (about 40% of :func:`run_step`'s compile time).
     """
-    np.random.seed(seed)
     if not reuse:
         build_state(labels, m, s)
     n_sweeps = 0
     for _ in range(mix.thin):
-        n_sweeps += _gibbs_sweeps(m, s, w, mix, block)
+        n_sweeps += _gibbs_sweeps(rng, m, s, w, mix, block)
     logp = _finish(m, s, out_labels)
     return logp, s.meta[0], 0, False, 0, 0, n_sweeps  # StepResult's order
 
 
 @numba.njit(**NJIT)
-def run_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
+def run_step(rng, labels, reuse, m, s, w, mix, block, out_labels):
     """One step: ``mix.thin`` times over, the split-merge proposals, the sequentially allocated
     merge-split proposals, then the Gibbs sweeps of ``mix`` (:class:`MoveMix`); ``block`` is the Gibbs visiting order's block size.
 
-    Starts from the state left by the previous call if ``reuse``, else from ``labels``. Writes
-    canonical labels to ``out_labels``, rebuilds the cluster state from them exactly and returns
-    the fields of a :class:`StepResult`, as a plain tuple.
+    Starts from the state left by the previous call if ``reuse``, else from ``labels``. Draws
+    from the generator state ``rng`` (:mod:`.rng`, advanced in place). Writes canonical labels
+    to ``out_labels``, rebuilds the cluster state from them exactly and returns the fields of a
+    :class:`StepResult`, as a plain tuple.
     """
-    np.random.seed(seed)
     if not reuse:
         build_state(labels, m, s)
     kind = 0
@@ -144,17 +145,17 @@ def run_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
     n_sweeps = 0
     for _ in range(mix.thin):
         for _ in range(mix.n_split_merge):
-            kind, accepted = split_merge_move(m, s, w, mix.n_scans)
+            kind, accepted = split_merge_move(rng, m, s, w, mix.n_scans)
             if kind > 0:
                 n_prop += 1
             if accepted:
                 n_acc += 1
         for _ in range(mix.n_sams):
-            kind, accepted = sams_move(m, s, w)
+            kind, accepted = sams_move(rng, m, s, w)
             if kind > 0:
                 n_prop += 1
             if accepted:
                 n_acc += 1
-        n_sweeps += _gibbs_sweeps(m, s, w, mix, block)
+        n_sweeps += _gibbs_sweeps(rng, m, s, w, mix, block)
     logp = _finish(m, s, out_labels)
     return logp, s.meta[0], kind, accepted, n_acc, n_prop, n_sweeps  # StepResult's order

@@ -9,7 +9,7 @@ import pytest
 from pymc.step_methods import STEP_METHODS
 
 import pymc_partition as pmp
-from pymc_partition.step_methods.base import SEED_BATCH
+from pymc_partition.engine.kernels.rng import rng_state
 
 PYMC_MAJOR = int(pm.__version__.split(".")[0])
 DATA = np.array([[1, 0], [1, 1], [0, 0], [0, 1], [1, 1], [0, 0]])
@@ -45,32 +45,34 @@ def test_one_instance_serves_several_chains(kind):
     other = _chain(step, model, 2)
     rng = np.random.default_rng(1)
     step.setup_chain(rng, 5, 10)
-    assert step._chain is None and step.seed_buffer == [] and step.rng is rng  # PyMC's, not a copy
+    assert step._chain is None and step.rng is rng  # PyMC's, not a copy
+    np.testing.assert_array_equal(step.rng_state, rng_state(np.random.default_rng(1)))
     np.testing.assert_array_equal(_chain(step, model, 1), first)
     assert not np.array_equal(first, other)
     step.set_rng(np.random.default_rng(1))  # PyMC < 6.3
     assert step._chain is None
 
 
-def test_seeds_come_one_per_step_from_the_chain_generator():
-    """The seeds drawn in batches are the sequence of one ``random_raw() >> 32`` per step (the
-    draws of a random_seed do not depend on the batching), and a sampling state taken between
-    two steps resumes the chain exactly (it carries the seeds not used yet)."""
+def test_the_chain_generator_seeds_one_state_that_every_step_advances():
+    """A chain's draws come from one generator state seeded by four words of the chain's
+    generator and advanced by each step (the engine driven with that state gives the same
+    chain), and a sampling state taken between two steps resumes the chain exactly (it
+    carries a copy of the generator state)."""
     model = _model()
     with model:
         step = pmp.SplitMerge([model["z"]], thin=2)
-    want = _chain(step, model, 3, n=150)  # more steps than one batch of seeds
-    rng = np.random.default_rng(3)
+    want = _chain(step, model, 3, n=150)
+    rng = rng_state(np.random.default_rng(3))
     engine, state = step.engine, step.engine.init(model.initial_point()["z"])
     for t in range(150):
-        state, _ = engine.step(state, rng.bit_generator.random_raw() >> 32)
+        state, _ = engine.step(state, rng)
         np.testing.assert_array_equal(state, want[t])
     step.setup_chain(np.random.default_rng(3), 0, 150)
     point = model.initial_point()
     for _ in range(70):
         point, _ = step.step(point)
-    saved, at = step.sampling_state, point  # mid-batch: seeds drawn from rng and not used yet
-    assert 0 < len(saved.seed_buffer) < SEED_BATCH
+    saved, at = step.sampling_state, point
+    assert saved.rng_state is not step.rng_state and np.array_equal(saved.rng_state, step.rng_state)
     for _ in range(70, 150):
         point, _ = step.step(point)
     step.sampling_state = saved

@@ -57,3 +57,33 @@ def test_the_stream_is_a_function_of_the_state():
     np.testing.assert_array_equal(krng.rng_state(g1), krng.rng_state(g2))
     with pytest.raises(TypeError, match="integer or a numpy Generator"):
         krng.rng_state(1.5)
+
+
+@numba.njit
+def _ints_and_orders(s, n, k, reps):
+    ints = np.empty(reps, np.int64)
+    orders = np.empty((reps, k), np.int64)
+    for r in range(reps):
+        ints[r] = krng.randint(s, n)
+        for t in range(k):
+            orders[r, t] = t
+        krng.shuffle(s, orders[r], k)
+    return ints, orders
+
+
+def test_randint_and_shuffle_are_uniform():
+    """``randint(n)`` over its n values and ``shuffle`` over the 4! orders: chi-square tests at
+    a fixed seed (a correct generator fails one with probability 1e-4)."""
+    ints, orders = _ints_and_orders(krng.rng_state(11), 7, 4, 24000)
+    assert ints.min() == 0 and ints.max() == 6
+    assert stats.chisquare(np.bincount(ints, minlength=7)).pvalue > 1e-4
+    codes = orders @ (4 ** np.arange(4))
+    _, counts = np.unique(codes, return_counts=True)
+    assert counts.size == 24 and stats.chisquare(counts).pvalue > 1e-4
+    assert (np.sort(orders, axis=1) == np.arange(4)).all()
+
+
+def test_is_rng_state():
+    assert krng.is_rng_state(krng.rng_state(1))
+    for bad in (np.zeros(4, np.int64), np.zeros(5, np.uint64), np.zeros(8, np.uint64)[::2], [1, 2, 3, 4], 3):
+        assert not krng.is_rng_state(bad)

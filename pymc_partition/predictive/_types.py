@@ -1,4 +1,4 @@
-"""Numba types of the compiled log marginal and of the predictive forms, and how kernels get them.
+"""The one module where compiled code handles raw addresses: why, and what keeps it safe.
 
 Kernels receive compiled functions as pairs of integers ``[cfunc wrapper address, jit address]``
 and rebuild a first-class numba function from them (``*_from_addresses``). Passing a dispatcher
@@ -7,10 +7,28 @@ microseconds), and a kernel taking dispatcher arguments is not cached on disk. E
 functions have the same types, so the kernels compile once and are cached on disk.
 
 A form's functions are called a few times per item, so their arguments are kept small: instead
-of arrays (numba passes each as a structure of seven to nine words) they receive a *context*, an
-int64 vector holding the addresses and shapes of the arrays they read and write
-(:func:`make_context`), viewed as arrays again by :func:`unpack` at no cost. The owner of the
-arrays keeps them alive while the context is in use.
+of arrays they receive a *context*, an int64 vector holding the addresses and shapes of the
+arrays they read and write (:func:`make_context`), viewed as arrays again by :func:`unpack` at
+no cost; the kernels hand them their scratch arrays by address too (:func:`address_of`,
+:func:`int_view`, :func:`float_view`).
+
+Why not something numba checks: passing the arrays themselves (and the slot list and output) to
+the form's function instead of the context doubles the cost of the call, and passing the
+dispatcher as an argument costs more still (``benchmarks/bench_form_boundary.py``: 2.0-2.3x and
+2.2-2.4x the context's time for NormalInverseGamma with two variables, 20,000 items, four
+candidates per call). Each array crosses the call as a structure of seven to nine words with its reference count
+touched twice. The difference, about 500 ns per item, is 30-60% of a whole Gibbs sweep of that
+model (``bench_sweeps.py``), far over the 5% a checked boundary may cost, so the addresses stay,
+confined to this module.
+
+What keeps it safe instead, all here:
+
+- :func:`make_context` refuses arrays of the wrong dtype, dimensions, layout or shapes before
+  anything can be called, and the context it returns *owns* its arrays (its memory's owner holds
+  them): they live as long as the context, whatever the caller drops;
+- :func:`addresses` refuses a compiled function whose return type is not the signature's;
+- the kernels' own scratch arrays (:func:`address_of`) live in the bundles the caller holds for
+  the whole call.
 """
 
 from __future__ import annotations
@@ -31,8 +49,11 @@ __all__ = [
     "ADD_SIG",
     "INIT_SIG",
     "addresses",
+    "address_of",
     "quiet_compile",
     "make_context",
+    "context_arrays",
+    "call_pred",
     "unpack",
     "lm_of",
     "int_view",
@@ -84,26 +105,75 @@ _LM = 10  # two entries: the compiled log marginal's addresses
 _CONTEXT_SIZE = 12
 
 
+class _Owner(bytearray):
+    """The memory of a context, holding the arrays whose addresses it stores (``arrays``)."""
+
+
 def make_context(params, stats, cache, aux, lm_addr):
     """The int64 context vector of a form's arrays (all float64, C-contiguous).
 
     ``stats (slots, k)`` and ``cache (slots, w)`` are the per-slot statistics and form caches
     (their last row is scratch), ``aux (n, a)`` the per-item terms, ``params`` the constants,
-    ``lm_addr`` the compiled log marginal's addresses.
+    ``lm_addr`` the compiled log marginal's addresses (int64, two entries; zeros for none).
+
+    The context keeps the five arrays alive (its buffer's owner refers to them), so it stays
+    valid as long as it exists. Wrong dtypes, dimensions, layouts or shapes raise here, before
+    any compiled function could read through it.
     """
     for name, arr, ndim in (("params", params, 1), ("stats", stats, 2), ("cache", cache, 2),
                             ("aux", aux, 2)):  # fmt: skip
-        if arr.dtype != np.float64 or arr.ndim != ndim or not arr.flags.c_contiguous:
+        if not isinstance(arr, np.ndarray) or arr.dtype != np.float64 or arr.ndim != ndim or not arr.flags.c_contiguous:
             raise TypeError(f"`{name}` must be a C-contiguous float64 array with {ndim} dims.")
-    if stats.shape[0] != cache.shape[0]:
-        raise ValueError("`stats` and `cache` must have one row per slot each.")
-    ctx = np.zeros(_CONTEXT_SIZE, dtype=np.int64)
+    for name, arr in (("stats", stats), ("cache", cache)):
+        if not arr.flags.writeable:
+            raise ValueError(f"`{name}` must be writeable: the form's functions update it.")
+    if stats.shape[0] != cache.shape[0] or stats.shape[0] < 1:
+        raise ValueError("`stats` and `cache` must have one row per slot each (at least one).")
+    lm_addr = np.asarray(lm_addr)
+    if lm_addr.dtype != np.int64 or lm_addr.shape != (2,):
+        raise TypeError(f"`lm_addr` must be int64 of shape (2,), got {lm_addr.dtype} {lm_addr.shape}.")
+    owner = _Owner(8 * _CONTEXT_SIZE)
+    owner.arrays = (params, stats, cache, aux, lm_addr.copy())
+    ctx = np.frombuffer(owner, dtype=np.int64)  # its base refers to ``owner``: the arrays live
     ctx[_PARAMS], ctx[_N_PARAMS] = params.ctypes.data, params.shape[0]
     ctx[_STATS], ctx[_N_SLOTS], ctx[_N_STATS] = stats.ctypes.data, *stats.shape
     ctx[_CACHE], ctx[_WIDTH] = cache.ctypes.data, cache.shape[1]
     ctx[_AUX], ctx[_N_ITEMS], ctx[_AUX_WIDTH] = aux.ctypes.data, *aux.shape
     ctx[_LM : _LM + 2] = lm_addr
     return ctx
+
+
+def context_arrays(ctx):
+    """``(params, stats, cache, aux)`` a context made by :func:`make_context` holds."""
+    owner = getattr(getattr(ctx, "base", None), "obj", None)
+    if not isinstance(owner, _Owner):
+        raise TypeError("not a context made by make_context")
+    return owner.arrays[:4]
+
+
+def call_pred(pred, ctx, slots, out):
+    """``pred(ctx, slots, len(slots), i, out)`` from Python, for item ``i``: a form's ``pred``
+    (a dispatcher of signature :data:`PRED_SIG`) on arrays checked first. Returns a function
+    of ``i`` (the checks are done once; the arrays must not be replaced afterwards)."""
+    params, stats, cache, aux = context_arrays(ctx)
+    if not (isinstance(slots, np.ndarray) and slots.dtype == np.int64 and slots.ndim == 1 and slots.flags.c_contiguous):
+        raise TypeError("`slots` must be a C-contiguous int64 vector.")
+    if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.ndim == 1 and out.flags.c_contiguous
+            and out.flags.writeable):  # fmt: skip
+        raise TypeError("`out` must be a writeable C-contiguous float64 vector.")
+    if out.shape[0] < slots.shape[0]:
+        raise ValueError(f"`out` has {out.shape[0]} entries for {slots.shape[0]} slots.")
+    m, n_slots, n_items = slots.shape[0], stats.shape[0], aux.shape[0]
+    slots_addr, out_addr = slots.ctypes.data, out.ctypes.data
+
+    def call(i):
+        if not 0 <= i < n_items:
+            raise IndexError(f"item {i} out of range for {n_items} items.")
+        if m and not (0 <= slots.min() and slots.max() < n_slots):
+            raise IndexError(f"slots {slots} out of range for {n_slots} slots.")
+        pred(ctx, slots_addr, m, i, out_addr)
+
+    return call
 
 
 def _pointer_intrinsic(dtype):
@@ -131,6 +201,13 @@ def unpack(ctx):
     cache = numba.carray(_f8_pointer(ctx[_CACHE]), (ctx[_N_SLOTS], ctx[_WIDTH]))
     aux = numba.carray(_f8_pointer(ctx[_AUX]), (ctx[_N_ITEMS], ctx[_AUX_WIDTH]))
     return params, stats, cache, aux
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def address_of(a):
+    """The address of array ``a``'s data, for :func:`int_view` / :func:`float_view` in a callee
+    (the caller keeps ``a`` for the whole call)."""
+    return np.int64(a.ctypes.data)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")

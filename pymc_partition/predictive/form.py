@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._types import ADD_SIG, INIT_SIG, PRED_SIG, REMOVE_SIG, addresses, make_context
+from ._types import ADD_SIG, INIT_SIG, PRED_SIG, REMOVE_SIG, addresses, call_pred, make_context
 
 __all__ = ["PredictiveForm", "check_form", "FormMismatch"]
 
@@ -126,10 +126,11 @@ def check_form(form, lm, X, n_trials=12, rng=None, rtol=1e-8):
                        np.zeros(2, np.int64) if lm_addr is None else lm_addr)  # fmt: skip
     form.addresses  # compiles the form's functions with their declared signatures
     slots, out = np.zeros(2, np.int64), np.zeros(2)
+    call = call_pred(form.pred, ctx, slots, out)
 
     def pred(slot, item):
         slots[:] = slot
-        form.pred(ctx, slots.ctypes.data, 2, item, out.ctypes.data)
+        call(item)
         return out[0] if out[0] == out[1] else np.nan  # the same slot twice: the same value
 
     worst = 0.0

@@ -23,6 +23,7 @@ import math
 import numba
 import numpy as np
 
+from ...predictive._types import address_of
 from .slots import activate, deactivate, move_to_end, put, take
 from .state import NJIT, build_state, form_functions, init_slot
 
@@ -134,8 +135,8 @@ def conditional_terms(labels, bounds, u, partners, m, s, w, out):
     R = bounds.shape[0] - 1
     pred, remove, add = form_functions(m)
     active_addr, cand_addr = (
-        np.int64(s.active.ctypes.data),
-        np.int64(w.cand.ctypes.data),
+        address_of(s.active),
+        address_of(w.cand),
     )
     draw = u.shape[1] > 0
     for t in range(labels.shape[0]):

@@ -13,6 +13,7 @@ import math
 import numba
 import numpy as np
 
+from ...predictive._types import address_of
 from .rng import shuffle, uniform
 from .slots import activate, deactivate, move_to_end, put, take
 from .state import NJIT, form_functions, init_slot
@@ -88,7 +89,7 @@ def gibbs_sweep(rng, m, s, w, block):
     active, pos, free, meta = s.active, s.pos, s.free, s.meta
     cand, logw, order = w.cand, w.logw, w.order
     pred, remove, add = form_functions(m)
-    active_addr, cand_addr = np.int64(active.ctypes.data), np.int64(cand.ctypes.data)
+    active_addr, cand_addr = address_of(active), address_of(cand)
     n, d = X.shape
     visiting_order(rng, n, block, order)
     for t in range(n):

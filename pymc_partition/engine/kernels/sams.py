@@ -22,6 +22,7 @@ import math
 import numba
 import numpy as np
 
+from ...predictive._types import address_of
 from .rng import shuffle, uniform
 from .slots import put
 from .split_merge import current_sides, propose_merge, propose_split, start_proposal
@@ -61,7 +62,7 @@ def sequential_allocation(rng, m, s, w, i, j, n_members, force):
     pair = np.empty(2, np.int64)
     pair[0] = n
     pair[1] = n + 1
-    pair_addr, out_addr = np.int64(pair.ctypes.data), np.int64(out.ctypes.data)
+    pair_addr, out_addr = address_of(pair), address_of(out)
     forced = force.shape[0] > 0
     log_q = 0.0
     for q in range(n_members):

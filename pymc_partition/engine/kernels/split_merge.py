@@ -16,6 +16,7 @@ import math
 import numba
 import numpy as np
 
+from ...predictive._types import address_of
 from .rng import randint, uniform
 from .slots import activate, copy_slot, deactivate, put, take
 from .state import NJIT, form_functions, init_slot
@@ -47,7 +48,7 @@ def restricted_scan(rng, m, s, w, n_members, force):
     counts, stats, clm = s.counts, s.stats, s.clm
     members, side, slot, out = w.members, w.side, w.slot, w.cand
     pred, remove, add = form_functions(m)
-    slot_addr, out_addr = np.int64(slot.ctypes.data), np.int64(out.ctypes.data)
+    slot_addr, out_addr = address_of(slot), address_of(out)
     n = X.shape[0]
     forced = force.shape[0] > 0
     log_q = 0.0

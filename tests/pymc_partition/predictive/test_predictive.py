@@ -19,7 +19,7 @@ import pytest
 
 import pymc_partition as pmp
 from pymc_partition.predictive import FormMismatch, check_form, graph_form
-from pymc_partition.predictive._types import make_context
+from pymc_partition.predictive._types import call_pred, make_context
 from pymc_partition.predictive.normal_inverse_wishart import REFRESH
 from pymc_partition.step_methods import GibbsPartition, SplitMerge
 
@@ -105,10 +105,11 @@ class Harness:
         no_lm = np.zeros(2, np.int64)  # specialised forms never call the compiled graph
         self.ctx = make_context(form.params, self.stats, self.cache, form.aux, no_lm)
         self._slots, self._out = np.zeros(1, np.int64), np.zeros(1)
+        self._pred = call_pred(form.pred, self.ctx, self._slots, self._out)
 
     def pred(self, c, i):
         self._slots[0] = c
-        self.form.pred(self.ctx, self._slots.ctypes.data, 1, i, self._out.ctypes.data)
+        self._pred(i)
         return self._out[0]
 
     def set(self, c, items):

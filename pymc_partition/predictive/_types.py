@@ -13,13 +13,13 @@ no cost; the kernels hand them their scratch arrays by address too (:func:`addre
 :func:`int_view`, :func:`float_view`).
 
 Why not something numba checks: passing the arrays themselves (and the slot list and output) to
-the form's function instead of the context doubles the cost of the call, and passing the
-dispatcher as an argument costs more still (``benchmarks/bench_form_boundary.py``: 2.0-2.3x and
-2.2-2.4x the context's time for NormalInverseGamma with two variables, 20,000 items, four
-candidates per call). Each array crosses the call as a structure of seven to nine words with its reference count
-touched twice. The difference, about 500 ns per item, is 30-60% of a whole Gibbs sweep of that
-model (``bench_sweeps.py``), far over the 5% a checked boundary may cost, so the addresses stay,
-confined to this module.
+the form's function instead of the context more than doubles the cost of the call, and passing
+the dispatcher as an argument costs as much (``benchmarks/bench_form_boundary.py``, CPU time:
+2.2-2.3x the context's time for NormalInverseGamma with two variables, 20,000 items, four
+candidates per call). Each array crosses the call as a structure of seven to nine words with its
+reference count touched twice. The difference is about 30% of a whole Gibbs sweep of that model
+(``pred`` alone; ``remove`` and ``add`` would add theirs), far over the 5% a checked boundary may
+cost, so the addresses stay, confined to this module.
 
 What keeps it safe instead, all here:
 

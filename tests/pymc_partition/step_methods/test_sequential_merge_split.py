@@ -112,6 +112,26 @@ def test_stats_and_thin():
     assert st["n_clusters"] == point["z"].max() + 1
 
 
+def test_a_chain_generator_fixes_the_draws():
+    """The same chain generator gives the same chain (the step's generator state is seeded from
+    it); another generator, as PyMC gives each chain, another one."""
+    model = random_model("nig", "dp", 8, 2)
+    with model:
+        step = pmp.SequentialMergeSplit([model["z"]])
+
+    def chain(seed):
+        step.setup_chain(np.random.default_rng(seed), 0, 25)
+        point, out = model.initial_point(), []
+        for _ in range(25):
+            point, _ = step.step(point)
+            out.append(point["z"])
+        return np.array(out)
+
+    first = chain(5)
+    np.testing.assert_array_equal(chain(5), first)
+    assert not np.array_equal(chain(6), first)
+
+
 def test_pm_sample_records_the_stats():
     model = random_model("nig", "py", 10, 4)
     with model:

@@ -110,7 +110,7 @@ class _Owner(bytearray):
 
 
 def make_context(params, stats, cache, aux, lm_addr):
-    """The int64 context vector of a form's arrays (all float64, C-contiguous).
+    """Return the int64 context vector of a form's arrays (all float64, C-contiguous).
 
     ``stats (slots, k)`` and ``cache (slots, w)`` are the per-slot statistics and form caches
     (their last row is scratch), ``aux (n, a)`` the per-item terms, ``params`` the constants,
@@ -152,9 +152,11 @@ def context_arrays(ctx):
 
 
 def call_pred(pred, ctx, slots, out):
-    """``pred(ctx, slots, len(slots), i, out)`` from Python, for item ``i``: a form's ``pred``
-    (a dispatcher of signature :data:`PRED_SIG`) on arrays checked first. Returns a function
-    of ``i`` (the checks are done once; the arrays must not be replaced afterwards)."""
+    """Return ``pred(ctx, slots, len(slots), i, out)`` as a function of item ``i``, arrays checked.
+
+    ``pred`` is a form's dispatcher of signature :data:`PRED_SIG`. The arrays are checked once
+    here (they must not be replaced afterwards), the item and slot range at each call.
+    """
     params, stats, cache, aux = context_arrays(ctx)
     if not (isinstance(slots, np.ndarray) and slots.dtype == np.int64 and slots.ndim == 1 and slots.flags.c_contiguous):
         raise TypeError("`slots` must be a C-contiguous int64 vector.")
@@ -205,20 +207,22 @@ def unpack(ctx):
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def address_of(a):
-    """The address of array ``a``'s data, for :func:`int_view` / :func:`float_view` in a callee
-    (the caller keeps ``a`` for the whole call)."""
+    """Return the address of array ``a``'s data, for :func:`int_view` / :func:`float_view` in a callee.
+
+    The caller keeps ``a`` for the whole call.
+    """
     return np.int64(a.ctypes.data)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def int_view(addr, m):
-    """The int64 array of length ``m`` at address ``addr``."""
+    """Return the int64 array of length ``m`` at address ``addr``."""
     return numba.carray(_i8_pointer(addr), m)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def float_view(addr, m):
-    """The float64 array of length ``m`` at address ``addr``."""
+    """Return the float64 array of length ``m`` at address ``addr``."""
     return numba.carray(_f8_pointer(addr), m)
 
 
@@ -274,5 +278,5 @@ init_from_addresses = _from_addresses(INIT_SIG)
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def lm_of(ctx):
-    """The compiled log marginal named by a context."""
+    """Return the compiled log marginal named by a context."""
     return lm_from_addresses(ctx[_LM], ctx[_LM + 1])

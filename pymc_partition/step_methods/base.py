@@ -59,8 +59,9 @@ def _check_probability(name, value):
 
 
 class PartitionStep(BlockedStep):
-    """Base class: PyMC's view of a :class:`~pymc_partition.engine.PartitionKernel` sampling one
-    :class:`~pymc_partition.Partition` variable.
+    """Base class: PyMC's view of a :class:`~pymc_partition.engine.PartitionKernel`.
+
+    It samples one :class:`~pymc_partition.Partition` variable.
 
     Subclasses set :attr:`name` and :attr:`stats_dtypes_shapes` (whose keys are fields of
     :class:`~pymc_partition.engine.StepResult`) and pass their move mix
@@ -131,9 +132,11 @@ class PartitionStep(BlockedStep):
         self._data.mark()
 
     def refresh_data(self):
-        """Rebuild the engine if ``pm.set_data`` changed the data since it was built (called when
-        a chain starts, and before the step is sent to worker processes): a step reused for
-        another ``pm.sample`` samples the model's current data. Returns whether it rebuilt."""
+        """Rebuild the engine if ``pm.set_data`` changed the data since it was built.
+
+        Called when a chain starts, and before the step is sent to worker processes: a step reused for another
+        ``pm.sample`` samples the model's current data. Returns whether it rebuilt.
+        """
         if self._model is None or not self._data.changed():
             return False
         self._chain = None
@@ -174,8 +177,10 @@ class PartitionStep(BlockedStep):
 
     # ------------------------------------------------------------------ PyMC protocol
     def setup_chain(self, rng, tune, draws):
-        """Start a chain (PyMC >= 6.3): its generator, and no state carried over from another
-        chain this instance served."""
+        """Start a chain (PyMC >= 6.3).
+
+        Its generator, and no state carried over from another chain this instance served.
+        """
         self.rng = get_random_generator(rng, copy=False)
         self.rng_state = rng_state(self.rng)  # four words of the chain's generator: its own stream
         self._chain = None

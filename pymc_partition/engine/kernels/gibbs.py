@@ -26,8 +26,10 @@ BLOCK = 64
 
 @numba.njit(**NJIT)
 def sample_log_weights(rng, logw, m):
-    """Index drawn with probability proportional to ``exp(logw[:m])`` (overwrites ``logw``);
-    ``rng`` is the generator state (:mod:`.rng`)."""
+    """Draw an index with probability proportional to ``exp(logw[:m])`` (overwrites ``logw``).
+
+    ``rng`` is the generator state (:mod:`.rng`).
+    """
     mx = -np.inf
     for a in range(m):
         if logw[a] > mx:

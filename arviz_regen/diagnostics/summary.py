@@ -45,7 +45,7 @@ _AGREEMENT_COLUMNS = [
 
 
 def _stat_dataset(idata, pdraws, traces, stats_vars, logp_var):
-    """The (chain, draw) statistics: the requested sample_stats, then the distance traces."""
+    """Return the (chain, draw) statistics: the requested sample_stats, then the distance traces."""
     from ..xr.draws import _align_on
 
     out = {}
@@ -72,8 +72,10 @@ def _stat_dataset(idata, pdraws, traces, stats_vars, logp_var):
 
 
 def _check_same_counts(name, recorded, counted):
-    """The sampler's cluster counts must be those of the labels: else the groups do not hold the
-    same draws (a damaged store reads fill values, or the stats come from another run)."""
+    """Check that the sampler's cluster counts are those of the labels.
+
+    Else the groups do not hold the same draws (a damaged store reads fill values, or the stats come from another run).
+    """
     if recorded.shape == counted.shape and np.array_equal(recorded, counted):
         return
     wrong = int(np.sum(recorded != counted)) if recorded.shape == counted.shape else recorded.size

@@ -54,7 +54,7 @@ def _register_sparse_rewrites():
 
 
 def untraced():
-    """A context in which new PyTensor nodes keep no creation stack (``tag.trace``).
+    """Return a context in which new PyTensor nodes keep no creation stack (``tag.trace``).
 
     PyTensor walks the Python stack for every node it creates (about a fifth of building a
     graph); the steps' internal graphs, never shown to a user, skip it.

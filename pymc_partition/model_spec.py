@@ -396,9 +396,12 @@ class HyperparameterReader:
         self._last = None
 
     def spec(self, model, rv, point):
-        """The :class:`~pymc_partition.spec.PartitionSpec` at ``point`` from one call of the
-        compiled function (what :func:`partition_spec` with ``point`` gives, its prior left
-        symbolic, without compiling anything); :meth:`read` then returns None at ``point``."""
+        """Return the :class:`~pymc_partition.spec.PartitionSpec` at ``point``, from one read.
+
+        What :func:`partition_spec` with ``point`` gives (its prior left symbolic), from one call
+        of the compiled function: nothing else is compiled. :meth:`read` then returns None at
+        ``point``.
+        """
         obs = likelihood_terms(model, rv)[0]
         data = _current_data(model, obs)
         if data is not None and not np.all(np.isfinite(data)):
@@ -795,8 +798,8 @@ def hyperparameter_block(model, vars, point):
     out.rest_names, out.rest_shapes, out.rest_constants = [], [], np.zeros(0)
     if out.slice_index:
         # terms of the Escobar-West coordinates alone are constant for the slice updates
-        sliced = {v for v, shape, start in zip(vars, out.shapes, np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes]))
-                  if start in out.slice_index}  # fmt: skip
+        starts = np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes])
+        sliced = {v for v, start in zip(vars, starts) if start in out.slice_index}
         parts = [g for g, used in parts if used & sliced]
         total = pt.add(*parts) if len(parts) > 1 else parts[0]
         rest_vars = [v for v in model.value_vars if v in set(ancestors([total])) and v not in block]

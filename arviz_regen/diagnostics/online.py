@@ -235,6 +235,19 @@ class _ChainWatch:
         self._warned_turns = False
         self._cut = None
 
+    def close(self):
+        """Stop being the monitor progress bars show (:mod:`arviz_regen.diagnostics.monitor_registry`);
+        also at the end of a ``with`` block. The decision and history stay readable."""
+        from .monitor_registry import registry
+
+        registry.unregister(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
     def _new_run(self, c, trace, draw):
         """Whether this draw starts another ``pm.sample`` run: a chain this monitor already holds
         comes with another trace object, or starts again at its first draw."""
@@ -429,19 +442,6 @@ class StopWhenConverged(_ChainWatch):
                                    "returns every draw.")  # fmt: skip
         self._labels, self._logp, self._logp_of = {}, {}, {}
         warnings.warn(self._varying, RuntimeWarning, stacklevel=4)
-
-    def close(self):
-        """Stop being the monitor progress bars show (:mod:`arviz_regen.diagnostics.monitor_registry`);
-        also at the end of a ``with`` block. The decision and history stay readable."""
-        from .monitor_registry import registry
-
-        registry.unregister(self)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     @property
     def status(self):

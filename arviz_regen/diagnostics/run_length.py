@@ -68,7 +68,7 @@ def draws_needed(table, n_draw, n_chain, *, checks=None, rhat_max=RHAT_MAX, min_
     >>> table = pd.DataFrame({"sd": [1.0, 1.0], "ess_bulk": [200.0, 900.0], "r_hat": [1.02, 1.0]},
     ...                      index=["n_clusters", "alpha"])
     >>> draws_needed(table, n_draw=1000, n_chain=4)
-    (2030, 'R-hat of n_clusters is 1.020')
+    (2010, 'R-hat of n_clusters is 1.020')
     """
     n_draw, target = int(n_draw), float(min_ess_per_chain) * int(n_chain)
     best, why = n_draw, "the criteria hold"

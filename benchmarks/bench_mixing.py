@@ -203,7 +203,7 @@ def until_reached(labels, lp, cum, every):
     if d["status"] == "reached":
         return float(cum[:, keep + d["stopped_at"] - 1].sum()), d["stopped_at"] + keep, checks
     capped = "capped" in d["reason"]  # chains apart: the number is a floor (run_length._CAP)
-    return None, f"{'>= ' * capped}{(d['draws_needed'] or 0) + keep:,}", checks
+    return None, f"{'>= ' if capped else '~'}{(d['draws_needed'] or 0) + keep:,}", checks
 
 
 def trace_ess(labels, lp, k):
@@ -282,7 +282,7 @@ def main(argv=None):
                        k=float(np.median(k[:, keep:])), reach=reach_cpu, reach_draws=reach_draws,
                        checks=checks)  # fmt: skip
             rows.append(row)
-            reached = f"reached {reach_cpu:.1f} s" if reach_cpu is not None else f"not reached, ~{reach_draws} draws"
+            reached = f"reached {reach_cpu:.1f} s" if reach_cpu is not None else f"not reached, {reach_draws} draws"
             print(f"  {label:16s} {cpu:7.1f} s  ESS/s n_clusters {rate['n_clusters']:8.2f}, "
                   f"logp {rate['partition_logp']:8.2f}, VI {rate['VI']:8.2f}  R-hat "
                   f"{stats['n_clusters'][1]:.3f}/{stats['partition_logp'][1]:.3f}/{stats['VI'][1]:.3f}  "
@@ -298,7 +298,7 @@ def main(argv=None):
         if "rate" not in r:
             print(f"| {r['data']} | {r['mix']} | {r['cpu']:.2f} | | | | | | | {r['k']:.0f} | {_fmt(r['ari'])} |")
             continue
-        reach = f"{r['reach']:.1f}" if r["reach"] is not None else f"not reached (~{r['reach_draws']} draws)"
+        reach = f"{r['reach']:.1f}" if r["reach"] is not None else f"not reached ({r['reach_draws']} draws)"
         cells = " | ".join(f"{r['rate'][s]:.2f} ({r['ratio'][s]:.2f})" for s in ("n_clusters", "partition_logp", "VI"))
         rhat = " / ".join(f"{r['stats'][s][1]:.3f}" for s in ("n_clusters", "partition_logp", "VI"))
         print(f"| {r['data']} | {r['mix']} | {r['cpu']:.1f} | {cells} | {rhat} | {reach} | "

@@ -439,7 +439,8 @@ class StopWhenConverged(_ChainWatch):
 
     def _stand_aside(self, message):
         self._varying = message + (" StopWhenConverged stands aside: pm.sample runs to the end and "
-                                   "returns every draw.")  # fmt: skip
+                                   "returns every draw. arviz_regen.StopWhenReached stops such "
+                                   "runs on R-hat, ESS and chain agreement.")  # fmt: skip
         self._labels, self._logp, self._logp_of = {}, {}, {}
         warnings.warn(self._varying, RuntimeWarning, stacklevel=4)
 

@@ -104,8 +104,7 @@ _SUBMODULES = {"base", "xr", "estimates", "diagnostics", "plots", "compat", "acc
 
 
 def __getattr__(name):
-    """PEP 562: a public name is imported from its submodule on first use; a submodule name
-    imports that submodule."""
+    """PEP 562: a public name is imported from its submodule on first use; a submodule name imports that submodule."""
     module = _API.get(name)
     if module is not None:
         value = getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -58,7 +58,7 @@ _SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
 
 @lazy_njit(cache=True)
 def _psm_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
-    """The "psm" route: scores and losses from the co-clustering matrix ρ.
+    """Compute the "psm" route: scores and losses from the co-clustering matrix ρ.
 
     ``d`` = (ρ, S) with S[0, j, k] = Σ_{l ∈ k} ρ_jl kept up to date by the moves (O(n) a move,
     O(K) a score instead of O(n)), S[1] a copy (zealous updates); ``truth_term`` Σ_{i<j} ρ_ij.
@@ -113,7 +113,7 @@ def _psm_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
 
 @lazy_njit(cache=True)
 def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
-    """The "draws" route on tracks (:mod:`arviz_regen.base.cluster_tracks`).
+    """Compute the "draws" route on tracks (:mod:`arviz_regen.base.cluster_tracks`).
 
     ``d`` = (ptr, seg, w, tab, cnt, QQ, dirty) (few arrays: each is unpacked at every call): ptr
     the segments of each item (seg_ptr, n + 1) then the first epoch of each track (epoch_start);
@@ -221,7 +221,7 @@ _PSM, _TRACKS = 0, 1
 
 @lazy_njit(cache=True)
 def _op(route, what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
-    """The route's function on its part of ``d`` = (the 7 arrays of :func:`_track_op`, ρ, S).
+    """Run the route's function on its part of ``d`` = (the 7 arrays of :func:`_track_op`, ρ, S).
 
     One search kernel serves both routes through this branch: a route function passed as an
     argument would type the kernel by the dispatcher object, a new type in every process, so its
@@ -305,9 +305,11 @@ class RunSettings(NamedTuple):
 
 
 class RunStats(NamedTuple):
-    """What one run returns: its ``loss``, ``scans``, zealous ``attempts`` and ``accepts``; ``ok``
-    0 when it needed more clusters than its buffers hold (rerun with more: same generator state,
-    same path)."""
+    """What one run returns.
+
+    Its ``loss``, ``scans``, zealous ``attempts`` and ``accepts``; ``ok`` 0 when it needed more clusters than its
+    buffers hold (rerun with more: same generator state, same path).
+    """
 
     loss: float
     scans: int
@@ -611,8 +613,9 @@ N_FINALISTS = 3
 
 
 def thin_chains(index, n_items, weights=None, cells=None, visits=None):
-    """The states visited by the chains thinned to at most ``cells`` label cells and ``visits``
-    visits (defaults :data:`SEARCH_CELLS`, :data:`SEARCH_VISITS`), or None.
+    """Return the states visited by the chains, thinned, or None.
+
+    At most ``cells`` label cells and ``visits`` visits (defaults :data:`SEARCH_CELLS`, :data:`SEARCH_VISITS`).
 
     ``index`` (chains, draws) the state of each visit; every ``step``-th visit of each chain is
     kept (deterministic: the same seed searches the same draws). Returns (states, weights,
@@ -820,8 +823,11 @@ def salso_search(
 
 
 def _finish(full, spec, kcap, ranked, max_scans, seed):
-    """The runs searched on thinned chains: their best distinct estimates scored on all draws, the
-    best sweetened on all draws (no zealous updates: single-item moves from a near-optimum are few)."""
+    """Finish the runs searched on thinned chains.
+
+    Their best distinct estimates are scored on all draws and the best is sweetened on all draws (no zealous updates:
+    single-item moves from a near-optimum are few).
+    """
     from .partition_loss import mean_loss
 
     draws, w, index = full

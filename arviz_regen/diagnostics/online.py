@@ -4,14 +4,15 @@ The paper's open problem ("establishing at each iteration, or batch of iteration
 another one is required"). At checkpoints t_1 < t_2 < … (a geometric grid of draws per chain)
 the rule looks at the first t_j draws of every chain, without look-ahead, and asks two things:
 
-(a) *Verdict.* The all-chains Hotelling-RS verdict ``p_value_all`` (combined over the K values
-    by Simes' combination (:func:`arviz_regen.base.tour_tests.simes`), as in
-    :func:`arviz_regen.regen_summary`) at level α_j, taken once every top state has been visited in at least
-    :data:`arviz_regen.diagnostics.hotelling.MIN_TOURS_VISITING` tours (pooled over chains). Looking at J checkpoints is J tests, so the level is spent:
-    α_j = α / J over the J checkpoints of the grid (Bonferroni over the looks). Whatever the
-    dependence between looks, P(a correct sampler is ever flagged) ≤ Σ α_j = α. The bootstrap
-    of each look may draw up to 6/α_j replicates so that the combined p-value can fall below α_j (it stops
-    after a few dozen when the p-value is clearly large).
+(a) *Verdict.* The all-chains Hotelling-RS verdict ``p_value_all`` (combined over the K values by
+    Simes' combination (:func:`arviz_regen.base.tour_tests.simes`), as in
+    :func:`arviz_regen.regen_summary`) at level α_j, taken once every top state has been visited in
+    at least :data:`arviz_regen.diagnostics.hotelling.MIN_TOURS_VISITING` tours (pooled over
+    chains). Looking at J checkpoints is J tests, so the level is spent: α_j = α / J over the J
+    checkpoints of the grid (Bonferroni over the looks). Whatever the dependence between looks, P(a
+    correct sampler is ever flagged) ≤ Σ α_j = α. The bootstrap of each look may draw up to 6/α_j
+    replicates so that the combined p-value can fall below α_j (it stops after a few dozen when the
+    p-value is clearly large).
 (b) *Precision.* Regenerative standard errors of the quantities of interest, by default the
     co-clustering probabilities of the pooled chains: ``"fixed_width"`` stops when every
     half-width z·se is at most ``epsilon`` (Jones, Haran, Caffo & Neath 2006), ``"relative"``
@@ -41,8 +42,10 @@ __all__ = ["StopWhenConverged", "when_converged", "checkpoint_grid", "active_mon
 
 
 def active_monitor():
-    """The active :class:`StopWhenConverged` (the newest one not closed and still alive), or
-    None: see :mod:`arviz_regen.diagnostics.monitor_registry`.
+    """Return the active :class:`StopWhenConverged`, or None.
+
+    The active monitor is the newest one not closed and still alive: see
+    :mod:`arviz_regen.diagnostics.monitor_registry`.
 
     Step methods that draw a progress bar (the pymc_partition partition steps) add a column with
     its :attr:`StopWhenConverged.status`, so the monitor's state is shown while sampling.
@@ -225,8 +228,11 @@ def _decide(rows, checkpoints):
 
 
 class _ChainWatch:
-    """What the ``pm.sample`` monitors share: a run's chains drawn at the same time, a new run
-    recognised, and the traces cut at the draws a decision was made on."""
+    """Hold what the ``pm.sample`` monitors share.
+
+    A run's chains drawn at the same time, a new run recognised, and the traces cut at the draws a
+    decision was made on.
+    """
 
     def _reset(self):
         self._tuning = {}  # tuning draws per chain: where each trace's checkpoint draws end
@@ -236,8 +242,10 @@ class _ChainWatch:
         self._cut = None
 
     def close(self):
-        """Stop being the monitor progress bars show (:mod:`arviz_regen.diagnostics.monitor_registry`);
-        also at the end of a ``with`` block. The decision and history stay readable."""
+        """Stop being the monitor progress bars show (:mod:`arviz_regen.diagnostics.monitor_registry`).
+
+        Also called at the end of a ``with`` block. The decision and history stay readable.
+        """
         from .monitor_registry import registry
 
         registry.unregister(self)
@@ -249,8 +257,11 @@ class _ChainWatch:
         self.close()
 
     def _new_run(self, c, trace, draw):
-        """Whether this draw starts another ``pm.sample`` run: a chain this monitor already holds
-        comes with another trace object, or starts again at its first draw."""
+        """Whether this draw starts another ``pm.sample`` run.
+
+        It does when a chain this monitor already holds comes with another trace object, or starts again at its first
+        draw.
+        """
         if c in self._traces and trace is not None and trace is not self._traces[c]:
             return True
         known = c in self._labels or c in self._tuning
@@ -300,8 +311,10 @@ class _ChainWatch:
                 )
 
     def _cut_traces(self, t):
-        """Cut every chain's trace after its first ``t`` draws (tuning draws kept): PyMC then
-        returns all chains with the draws the decision was made on, not the longest chain alone."""
+        """Cut every chain's trace after its first ``t`` draws (tuning draws kept).
+
+        PyMC then returns all chains with the draws the decision was made on, not the longest chain alone.
+        """
         self._cut = t
         cut = []
         for c, trace in self._traces.items():
@@ -427,9 +440,11 @@ class StopWhenConverged(_ChainWatch):
         self._varying = None  # the reason, once it is not: the rule then stands aside
 
     def _check_target(self, labels, value):
-        """Set :attr:`_varying` when a state comes back with another log posterior (the same
-        relative 1e-6 as :func:`arviz_regen.hotelling_rs`): the chain on the partition alone has
-        no fixed target (random hyperparameters), and the rule cannot judge it."""
+        """Set :attr:`_varying` when a state comes back with another log posterior.
+
+        The tolerance is the same relative 1e-6 as :func:`arviz_regen.hotelling_rs`: the chain on the partition alone
+        has no fixed target (random hyperparameters), and the rule cannot judge it.
+        """
         key = hash(labels.tobytes())  # the samplers' labels are canonical; a hash keeps it small
         seen = self._logp_of.setdefault(key, value)
         if abs(seen - value) > 1e-6 * max(1.0, abs(seen)):

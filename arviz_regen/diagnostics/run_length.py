@@ -113,12 +113,16 @@ class _Rows:
 
     def add(self, t, table, seconds):
         stats = table[[c for c in ("r_hat", "ess_bulk") if c in table.columns]].astype(float)
+
+        def extreme(col, f):
+            return float(f(stats[col])) if col in stats and stats[col].notna().any() else np.nan
+
         self.rows.append({
             "draws": int(t),
             "status": table.attrs["verdict_status"],
             "draws_needed": int(table.attrs["draws_needed"]),
-            "max_r_hat": float(np.nanmax(stats["r_hat"])) if "r_hat" in stats and stats["r_hat"].notna().any() else np.nan,
-            "min_ess_bulk": float(np.nanmin(stats["ess_bulk"])) if "ess_bulk" in stats and stats["ess_bulk"].notna().any() else np.nan,
+            "max_r_hat": extreme("r_hat", np.nanmax),
+            "min_ess_bulk": extreme("ess_bulk", np.nanmin),
             "seconds": float(seconds),
         })  # fmt: skip
 
@@ -273,7 +277,10 @@ class StopWhenReached(_ChainWatch):
         if not self._rows.rows:
             return f"waiting for {self._next} draws"
         r = self._rows.rows[-1]
-        return f"{r['draws']}: {r['status']}, R-hat {r['max_r_hat']:.3f}, ESS {r['min_ess_bulk']:.0f}, need ~{r['draws_needed']}"
+        return (
+            f"{r['draws']}: {r['status']}, R-hat {r['max_r_hat']:.3f}, ESS {r['min_ess_bulk']:.0f}, "
+            f"need ~{r['draws_needed']}"
+        )
 
     def __call__(self, trace=None, draw=None):
         if draw is None:
@@ -318,7 +325,7 @@ class StopWhenReached(_ChainWatch):
         raise KeyboardInterrupt(self._decision["reason"])
 
     def _final(self, t, budget):
-        """The decision at the end of the budget, on ``t`` draws per chain."""
+        """Decide at the end of the budget, on ``t`` draws per chain."""
         if t < 20:
             self._decision = _decision("not reached", t, None, f"NOT REACHED within budget ({budget}): "
                                        f"{t} draws per chain, too few to judge; run longer.")  # fmt: skip
@@ -397,8 +404,10 @@ class StopWhenReached(_ChainWatch):
         warnings.warn(self._decision["reason"], RuntimeWarning, stacklevel=4)
 
     def annotate(self, idata):
-        """Record the checkpoints and the decision in an InferenceData or DataTree (group
-        ``convergence_monitor``; the decision line also in ``sample_stats.attrs``)."""
+        """Record the checkpoints and the decision in an InferenceData or DataTree.
+
+        They go to the group ``convergence_monitor``; the decision line also to ``sample_stats.attrs``.
+        """
         from ..xr.containers import add_group, group_names, is_datatree, is_inference_data
 
         if not (is_inference_data(idata) or is_datatree(idata)):

@@ -46,7 +46,7 @@ _AGREEMENT_COLUMNS = [
 
 
 def _stat_dataset(idata, pdraws, traces, stats_vars, logp_var):
-    """The (chain, draw) statistics: the requested sample_stats, then the distance traces."""
+    """Return the (chain, draw) statistics: the requested sample_stats, then the distance traces."""
     from ..xr.draws import _align_on
 
     out = {}
@@ -73,8 +73,10 @@ def _stat_dataset(idata, pdraws, traces, stats_vars, logp_var):
 
 
 def _param_dataset(idata, pdraws, param_vars, stats_ds):
-    """The scalar (chain, draw) variables ``param_vars`` ("auto": every such posterior
-    variable), aligned on the partition's draws."""
+    """Return the scalar (chain, draw) variables ``param_vars``, aligned on the partition's draws.
+
+    ``"auto"``: every such posterior variable but the partition.
+    """
     from ..xr.draws import _align_on
 
     if param_vars is None:
@@ -104,8 +106,10 @@ def _param_dataset(idata, pdraws, param_vars, stats_ds):
 
 
 def _check_same_counts(name, recorded, counted):
-    """The sampler's cluster counts must be those of the labels: else the groups do not hold the
-    same draws (a damaged store reads fill values, or the stats come from another run)."""
+    """Check that the sampler's cluster counts are those of the labels.
+
+    Else the groups do not hold the same draws (a damaged store reads fill values, or the stats come from another run).
+    """
     if recorded.shape == counted.shape and np.array_equal(recorded, counted):
         return
     wrong = int(np.sum(recorded != counted)) if recorded.shape == counted.shape else recorded.size

@@ -31,7 +31,7 @@ from . import progress
 __all__ = ["PartitionStep", "PartitionStepState", "is_partition_rv", "SEED_BATCH"]
 
 #: seeds of numba's generator drawn from the chain's numpy generator at once: the same sequence
-#: as one ``random_raw()`` per step, which cost 0.25 us a call
+#: as one ``random_raw()`` per step, without a Python call per step
 SEED_BATCH = 64
 
 
@@ -62,8 +62,9 @@ def _check_probability(name, value):
 
 
 class PartitionStep(BlockedStep):
-    """Base class: PyMC's view of a :class:`~pymc_partition.engine.PartitionKernel` sampling one
-    :class:`~pymc_partition.Partition` variable.
+    """Base class: PyMC's view of a :class:`~pymc_partition.engine.PartitionKernel`.
+
+    It samples one :class:`~pymc_partition.Partition` variable.
 
     Subclasses set :attr:`name` and :attr:`stats_dtypes_shapes` (whose keys are fields of
     :class:`~pymc_partition.engine.StepResult`) and pass their move mix
@@ -134,9 +135,11 @@ class PartitionStep(BlockedStep):
         self._data.mark()
 
     def refresh_data(self):
-        """Rebuild the engine if ``pm.set_data`` changed the data since it was built (called when
-        a chain starts, and before the step is sent to worker processes): a step reused for
-        another ``pm.sample`` samples the model's current data. Returns whether it rebuilt."""
+        """Rebuild the engine if ``pm.set_data`` changed the data since it was built.
+
+        Called when a chain starts, and before the step is sent to worker processes: a step reused for another
+        ``pm.sample`` samples the model's current data. Returns whether it rebuilt.
+        """
         if self._model is None or not self._data.changed():
             return False
         self._chain = None
@@ -177,8 +180,10 @@ class PartitionStep(BlockedStep):
 
     # ------------------------------------------------------------------ PyMC protocol
     def setup_chain(self, rng, tune, draws):
-        """Start a chain (PyMC >= 6.3): its generator, and no state carried over from another
-        chain this instance served."""
+        """Start a chain (PyMC >= 6.3).
+
+        Its generator, and no state carried over from another chain this instance served.
+        """
         self.rng = get_random_generator(rng, copy=False)
         self.seed_buffer = []
         self._chain = None

@@ -1,5 +1,7 @@
-"""The step of the parameters that hang off a partition: PyMC's view of a
-:class:`~pymc_partition.engine.hyper.HyperparameterKernel`."""
+"""The step of the parameters that hang off a partition.
+
+PyMC's view of a :class:`~pymc_partition.engine.hyper.HyperparameterKernel`.
+"""
 
 from __future__ import annotations
 
@@ -111,9 +113,11 @@ class PartitionHyperparameters(BlockedStep):
         self.block.data.mark()
 
     def refresh_data(self):
-        """Rebuild the block if ``pm.set_data`` changed the data since it was built (called when a
-        chain starts, and before the step is sent to worker processes): a step reused for another
-        ``pm.sample`` samples the model's current data. Returns whether it rebuilt."""
+        """Rebuild the block if ``pm.set_data`` changed the data since it was built.
+
+        Called when a chain starts, and before the step is sent to worker processes: a step reused for another
+        ``pm.sample`` samples the model's current data. Returns whether it rebuilt.
+        """
         if self._model is None or not self.block.data.changed():
             return False
         self._build(self.vars)
@@ -144,8 +148,7 @@ class PartitionHyperparameters(BlockedStep):
 
     # ------------------------------------------------------------------ PyMC protocol
     def setup_chain(self, rng, tune, draws):
-        """Start a chain (PyMC >= 6.3): its generator, fresh widths, tuning if ``tune``, the
-        model's current data."""
+        """Start a chain (PyMC >= 6.3): its generator, fresh widths, tuning if ``tune``, the model's current data."""
         self.refresh_data()
         self._start_stream(get_random_generator(rng, copy=False))
         self.reset_tuning()
@@ -157,8 +160,10 @@ class PartitionHyperparameters(BlockedStep):
         self._start_stream(get_random_generator(rng, copy=False))
 
     def _start_stream(self, rng):
-        """Take the chain's generator and seed the kernel's generator state from it (the kernel
-        advances that state in place; part of the sampling state)."""
+        """Take the chain's generator and seed the kernel's generator state from it.
+
+        The kernel advances that state in place; part of the sampling state.
+        """
         self.rng = rng
         self.rng_state = rng_state(rng)
 

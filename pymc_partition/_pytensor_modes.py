@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["numba_mode", "compile_function", "python_function"]
+__all__ = ["numba_mode", "compile_function", "python_function", "untraced"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,6 +51,17 @@ def _register_sparse_rewrites():
         importlib.import_module("pytensor.sparse")
     except ImportError:  # scipy.sparse missing: then nothing registers the rewrite either
         pass
+
+
+def untraced():
+    """Return a context in which new PyTensor nodes keep no creation stack (``tag.trace``).
+
+    PyTensor walks the Python stack for every node it creates (about a fifth of building a
+    graph); the steps' internal graphs, never shown to a user, skip it.
+    """
+    import pytensor
+
+    return pytensor.config.change_flags(traceback__limit=0)
 
 
 def compile_function(inputs, outputs, mode=None, **kwargs):

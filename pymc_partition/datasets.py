@@ -294,6 +294,15 @@ it (a header row, the velocity in the last column)."""
 
 def _galaxies_from_pydataset():
     """Return the CSV text of MASS::galaxies from the archive inside the installed ``pydataset``."""
+    return _pydataset_csv(_GALAXIES_MEMBER)
+
+
+def _pydataset_csv(member):
+    """Return the text of ``member`` of the archive inside the installed ``pydataset`` (None without it).
+
+    Importing ``pydataset`` would unpack its archive into the home directory: only the one
+    member is read, nothing is extracted.
+    """
     import importlib.util
     import tarfile
 
@@ -303,9 +312,9 @@ def _galaxies_from_pydataset():
     archive = Path(next(iter(spec.submodule_search_locations))) / "resources.tar.gz"
     if not archive.is_file():
         return None
-    with tarfile.open(archive, "r:gz") as tar:  # only this member is read; nothing is extracted
-        member = tar.extractfile(_GALAXIES_MEMBER)
-        return None if member is None else member.read().decode("utf-8")
+    with tarfile.open(archive, "r:gz") as tar:
+        found = tar.extractfile(member)
+        return None if found is None else found.read().decode("utf-8")
 
 
 def load_galaxies(path=None) -> np.ndarray:

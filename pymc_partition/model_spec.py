@@ -12,6 +12,8 @@ by a partition step at every step. Op inputs are read by name, through
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -274,6 +276,22 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
         )
     n_items = log_g.shape[0] - 1
     terms = [likelihood_term(model, rv, obs, point) for obs in likelihood_terms(model, rv)]
+    _check_conjugate_terms(model, rv)
+    if require_likelihood and not terms:
+        raise ValueError(
+            f"No pmp.MarginalLikelihood depends on the partition {rv.name!r}; add one, e.g. "
+            f"pmp.MarginalLikelihood('y', partition={rv.name}, family=..., observed=...)."
+        )
+    prior = getattr(rv.tag, "partition_prior", None)
+    if prior is not None and prior.is_random:
+        values = {k: getattr(prior, k) for k in prior.random_params}
+        numbers = _evaluate_at(model, list(values.values()), point)
+        prior = prior.with_values(**{k: float(v) for k, v in zip(values, numbers)})
+    return PartitionSpec(rv.name, n_items, log_g, log_h, tuple(terms), prior)
+
+
+def _check_conjugate_terms(model, rv):
+    """Refuse terms other than ``MarginalLikelihood`` that depend on the partition."""
     # other terms may sit in the model, but none may depend on the partition: the samplers
     # and the exact posterior score partitions from the prior tables and the terms alone
     others = [
@@ -287,17 +305,6 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
             "terms; partition samplers and the exact posterior only handle conjugate "
             "likelihood terms."
         )
-    if require_likelihood and not terms:
-        raise ValueError(
-            f"No pmp.MarginalLikelihood depends on the partition {rv.name!r}; add one, e.g. "
-            f"pmp.MarginalLikelihood('y', partition={rv.name}, family=..., observed=...)."
-        )
-    prior = getattr(rv.tag, "partition_prior", None)
-    if prior is not None and prior.is_random:
-        values = {k: getattr(prior, k) for k in prior.random_params}
-        numbers = _evaluate_at(model, list(values.values()), point)
-        prior = prior.with_values(**{k: float(v) for k, v in zip(values, numbers)})
-    return PartitionSpec(rv.name, n_items, log_g, log_h, tuple(terms), prior)
 
 
 class HyperparameterReader:
@@ -388,36 +395,55 @@ class HyperparameterReader:
         """Forget the values last read: the next :meth:`read` returns the numbers."""
         self._last = None
 
+    def spec(self, model, rv, point):
+        """Return the :class:`~pymc_partition.spec.PartitionSpec` at ``point``, from one read.
+
+        What :func:`partition_spec` with ``point`` gives (its prior left symbolic), from one call
+        of the compiled function: nothing else is compiled. :meth:`read` then returns None at
+        ``point``.
+        """
+        obs = likelihood_terms(model, rv)[0]
+        data = _current_data(model, obs)
+        if data is not None and not np.all(np.isfinite(data)):
+            _explain_stats(obs, self.op.family, data, None)  # says which data
+        self.forget()
+        numbers = self.read(point)
+        _check_conjugate_terms(model, rv)
+        term = LikelihoodTerm(obs.name, numbers.family, np.ascontiguousarray(numbers.item_stats))
+        n_items = numbers.log_g.shape[0] - 1
+        return PartitionSpec(rv.name, n_items, numbers.log_g, numbers.log_h, (term,),
+                             getattr(rv.tag, "partition_prior", None))  # fmt: skip
+
     def read(self, point):
         """Return the :class:`~pymc_partition.spec.HyperparameterNumbers` at ``point``.
 
         Or None if the hyperparameters did not change since the last call.
         """
         values = [np.asarray(point[n], dtype=d) for n, d in zip(self.names, self._dtypes)]
-        if self._last is not None and all(np.array_equal(a, b) for a, b in zip(values, self._last)):
+        # their bytes: one comparison (np.array_equal per variable cost more than the rest)
+        key = b"".join([v.tobytes() for v in values])
+        if key == self._last:
             return None
-        self._last = [v.copy() for v in values]
-        try:
-            outs = _call_at_point(self._fn, self.names, values)
-        except ValueError:
-            self._last = None
-            raise
+        outs = _call_at_point(self._fn, self.names, values)
         log_g, log_h, stats, *params, item_lm = (np.asarray(x, dtype=float) for x in outs)
         numbers = dict(zip(self.op.param_names, params))
         if self._validate:
             family = self.op.family.with_values(**numbers)
         else:
             family = self.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
-        if np.isnan(log_g).any() or not np.all(np.isfinite(stats)):
-            raise ValueError(
-                f"At {dict(zip(self.names, values))} the partition's prior tables or likelihood "
-                "statistics are not finite: a hyperparameter is outside its domain."
-            )
-        if not np.all(np.isfinite(item_lm)):
-            from .families.evaluability import check_log_marginals
+        # the sums first (finite sums: finite entries, and no NaN in log_g); the entries only if not
+        if not (math.isfinite(stats.sum()) and math.isfinite(item_lm.sum()) and not math.isnan(log_g.sum())):
+            if np.isnan(log_g).any() or not np.all(np.isfinite(stats)):
+                raise ValueError(
+                    f"At {dict(zip(self.names, values))} the partition's prior tables or likelihood "
+                    "statistics are not finite: a hyperparameter is outside its domain."
+                )
+            if not np.all(np.isfinite(item_lm)):
+                from .families.evaluability import check_log_marginals
 
-            at = dict(zip(self.names, values))
-            check_log_marginals(family, stats, item_lm, lambda i: f"item {i} alone (at {at})")
+                at = dict(zip(self.names, values))
+                check_log_marginals(family, stats, item_lm, lambda i: f"item {i} alone (at {at})")
+        self._last = key  # read and checked: the same values need no new read
         return HyperparameterNumbers(log_g, log_h, stats, family, item_lm)
 
 
@@ -772,8 +798,8 @@ def hyperparameter_block(model, vars, point):
     out.rest_names, out.rest_shapes, out.rest_constants = [], [], np.zeros(0)
     if out.slice_index:
         # terms of the Escobar-West coordinates alone are constant for the slice updates
-        sliced = {v for v, shape, start in zip(vars, out.shapes, np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes]))
-                  if start in out.slice_index}  # fmt: skip
+        starts = np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes])
+        sliced = {v for v, start in zip(vars, starts) if start in out.slice_index}
         parts = [g for g, used in parts if used & sliced]
         total = pt.add(*parts) if len(parts) > 1 else parts[0]
         rest_vars = [v for v in model.value_vars if v in set(ancestors([total])) and v not in block]

@@ -15,6 +15,7 @@ from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 
+from .._pytensor_modes import untraced
 from ..engine import PartitionKernel
 from ..engine.kernels import STEP_RESULT_INDEX
 from ..engine.kernels.rng import rng_state
@@ -111,6 +112,10 @@ class PartitionStep(BlockedStep):
 
     def _build_engine(self, initial_point, specialize):
         """Read the model's current numbers and compile the engine on them."""
+        with untraced():  # internal graphs: no creation stacks
+            self._build_engine_untraced(initial_point, specialize)
+
+    def _build_engine_untraced(self, initial_point, specialize):
         model, rv = self._model, self._rv
         self._reader = None
         try:
@@ -118,9 +123,8 @@ class PartitionStep(BlockedStep):
         except RandomHyperparameterError:
             # random hyperparameters: start from the initial point, read them at every step
             start = initial_point if initial_point is not None else model.initial_point()
-            spec = partition_spec(model, rv, point=start)
             self._reader = HyperparameterReader(model, rv)
-            self._reader.read(start)
+            spec = self._reader.spec(model, rv, start)  # the reader's call: nothing more compiled
         self.engine = PartitionKernel.from_spec(spec, self._mix, specialize=specialize)
         if self._reader is not None and not self.engine.refreshable:
             raise NotImplementedError(

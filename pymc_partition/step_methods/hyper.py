@@ -13,6 +13,7 @@ from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 
+from .._pytensor_modes import untraced
 from .._symbolic import hyperparameter_owners, hyperparameter_role
 from ..engine.compile import compile_density
 from ..engine.hyper import HyperparameterKernel
@@ -102,7 +103,8 @@ class PartitionHyperparameters(BlockedStep):
         """Read the block out of the model at its current data and compile its kernel."""
         model = self._model
         start = initial_point if initial_point is not None else model.initial_point()
-        self.block = hyperparameter_block(model, vars, start)
+        with untraced():  # internal graphs: no creation stacks
+            self.block = hyperparameter_block(model, vars, start)
         density = compile_density(self.block.density_jit) if self.block.slice_index else None
         self.kernel = HyperparameterKernel(
             density, self.block.item_stats, len(self.block.theta(start)),

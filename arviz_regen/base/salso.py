@@ -24,12 +24,13 @@ of estimate cluster k in cluster l of draw t. Two ways to score a move:
 - "psm": for Binder the sum over draws is Σ_t w_t G(n_{t,k,l_t(i)}) = 2 Σ_{j∈k} ρ_ij + 1 with
   ρ the co-clustering matrix: O(n) per item, for any ρ (e.g. regenerative estimates).
 
-Both routes run one compiled search (:func:`_run`) that calls the route's own compiled
-function for scores, moves and losses.
+Both routes run the same search (:func:`_run`), compiled once per route around the route's own
+function for scores, moves and losses (a search compiles only the route it uses).
 """
 
 from __future__ import annotations
 
+import types
 from typing import NamedTuple
 
 import numpy as np
@@ -215,42 +216,34 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
     return 0.0
 
 
-#: route codes of :func:`_op`
+#: route codes (``RunSettings.route``)
 _PSM, _TRACKS = 0, 1
+
+#: the route function :func:`_run` calls: bound per compiled kernel (:func:`_route_kernel`)
+_op = None
 
 
 @lazy_njit(cache=True)
-def _op(route, what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
-    """The route's function on its part of ``d`` = (the 7 arrays of :func:`_track_op`, ρ, S).
+def _randint(state, hi):
+    """A uniform integer in 0 … hi − 1 from the splitmix64 stream ``state`` (one uint64, advanced).
 
-    One search kernel serves both routes through this branch: a route function passed as an
-    argument would type the kernel by the dispatcher object, a new type in every process, so its
-    compiled code would never be found in the disk cache.
+    A few integer operations, not ``numpy.random.Generator.integers``, whose compilation would
+    dominate a search's first call; the modulo's bias, below hi / 2**64, is immaterial here.
     """
-    if route == _PSM:
-        return _psm_op(what, (d[7], d[8]), lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
-    return _track_op(what, (d[0], d[1], d[2], d[3], d[4], d[5], d[6]), lab, size, acc, imap, i, k1, k2, K, a, scale,
-                     truth_term)  # fmt: skip
-
-
-def _route_data(tracks=None, psm=None, S=None):
-    """``d`` of :func:`_op`: the route's arrays, empty ones of the same types for the other route."""
-    if tracks is None:
-        tracks = (
-            np.zeros(0, dtype=np.int64), np.zeros((3, 0), dtype=np.int64), np.zeros(0), np.zeros((3, 0)),
-            np.zeros((2, 0, 0), dtype=np.int32), np.zeros((2, 0, 0)), np.zeros((2, 0, 0), dtype=np.int64),
-        )  # fmt: skip
-    if psm is None:
-        psm, S = np.zeros((0, 0)), np.zeros((2, 0, 0))
-    return (*tracks, psm, S)
+    z = state[0] + np.uint64(0x9E3779B97F4A7C15)
+    state[0] = z
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z % np.uint64(hi))
 
 
 @lazy_njit(cache=True)
 def _shuffle(x, m, rng):
-    """Shuffle x[:m] in place (Fisher-Yates) with the generator ``rng``."""
+    """Shuffle x[:m] in place (Fisher-Yates) with the random stream ``rng`` (:func:`_randint`)."""
     i = m - 1
     while i > 0:
-        j = rng.integers(0, i + 1)
+        j = _randint(rng, i + 1)
         tmp = x[i]
         x[i] = x[j]
         x[j] = tmp
@@ -287,7 +280,8 @@ class RunBuffers(NamedTuple):
 class RunSettings(NamedTuple):
     """What a SALSO run (:func:`_run`) needs besides its buffers and start.
 
-    ``route``/``d``: what :func:`_op` takes; ``G`` the table G(m) = F(m + 1) − F(m); ``a``,
+    ``route`` (:data:`_PSM` or :data:`_TRACKS`) and ``d`` the data of its function (:func:`_psm_op`,
+    :func:`_track_op`); ``G`` the table G(m) = F(m + 1) − F(m); ``a``,
     ``scale``, ``truth_term`` the loss (:mod:`arviz_regen.base.partition_loss`); ``kcap`` the
     most clusters; ``k_random`` the clusters of random starts; ``max_scans``, ``max_zealous``.
     """
@@ -316,16 +310,15 @@ class RunStats(NamedTuple):
     ok: int
 
 
-@lazy_njit(cache=True)
 def _run(buf, cfg, init, start, rng):
     """One SALSO run (:class:`RunBuffers` ``buf``, :class:`RunSettings` ``cfg``): a :class:`RunStats`.
 
     init 0: sequential allocation of the items in random order; 1: uniformly random labels over
-    ``k_random`` clusters; else: the labels ``start``. The random numbers come from the
-    ``numpy.random.Generator`` ``rng``, drawn in the order of the published algorithm.
+    ``k_random`` clusters; else: the labels ``start``. The random numbers come from the stream
+    ``rng`` (:func:`_randint`), drawn in the order of the published algorithm.
     """
     lab, size, acc, imap, work = buf.lab, buf.size, buf.acc, buf.imap, buf.work
-    route, d, G, a, scale, truth_term = cfg.route, cfg.d, cfg.G, cfg.a, cfg.scale, cfg.truth_term
+    d, G, a, scale, truth_term = cfg.d, cfg.G, cfg.a, cfg.scale, cfg.truth_term
     kcap, k_random, max_scans, max_zealous = cfg.kcap, cfg.k_random, cfg.max_scans, cfg.max_zealous
     # typed values, not literals: a literal argument would compile the route function again
     W0, W1, W2, W3 = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
@@ -355,14 +348,14 @@ def _run(buf, cfg, init, start, rng):
             for k in range(k_alloc):
                 size[k] = 0
             K = np.int64(0)
-            _op(route, W4, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            _op(W4, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
             if init == 0:
                 for j in range(n):
                     pend[j] = j
                 n_pend = n
             else:
                 for j in range(n):
-                    order[j] = rng.integers(0, k_random) if init == 1 else start[j]
+                    order[j] = _randint(rng, k_random) if init == 1 else start[j]
                 for k in range(n):
                     imap[k] = -1
                 for j in range(n):  # clusters numbered by first appearance
@@ -372,7 +365,7 @@ def _run(buf, cfg, init, start, rng):
                             return RunStats(0.0, 0, 0, 0, 0)
                         K += 1
                     k = imap[order[j]]
-                    _op(route, W1, d, lab, size, acc, imap, j, NONE, k, K, a, scale, truth_term)
+                    _op(W1, d, lab, size, acc, imap, j, NONE, k, K, a, scale, truth_term)
                     lab[j] = k
                     size[k] += 1
                 n_pend = 0
@@ -389,24 +382,24 @@ def _run(buf, cfg, init, start, rng):
             attempts += 1
             for j in range(n):
                 saved[j] = lab[j]
-            _op(route, W5, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            _op(W5, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
             n_pend = 0
             for j in range(n):
                 if lab[j] == c:
                     pend[n_pend] = j
                     n_pend += 1
                     lab[j] = -1
-            _op(route, W2, d, lab, size, acc, imap, ZERO, c, NONE, K, a, scale, truth_term)
+            _op(W2, d, lab, size, acc, imap, ZERO, c, NONE, K, a, scale, truth_term)
             size[c] = 0
             if c != K - 1:  # the last cluster takes the label of the empty one
-                _op(route, W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                _op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
             K = _take_label(lab, size, c, K - 1)
         # shuffled for a zealous update; in random order at the start
         if attempt >= 0 or init == 0:
             _shuffle(pend, n_pend, rng)
         for q in range(n_pend):  # sequential allocation
             i = pend[q]
-            _op(route, W0, d, lab, size, acc, imap, i, NONE, NONE, K, a, scale, truth_term)
+            _op(W0, d, lab, size, acc, imap, i, NONE, NONE, K, a, scale, truth_term)
             best = -1
             best_s = np.inf
             for k in range(K):
@@ -418,7 +411,7 @@ def _run(buf, cfg, init, start, rng):
                 best = K
             if best >= k_alloc:
                 return RunStats(0.0, 0, 0, 0, 0)
-            _op(route, W1, d, lab, size, acc, imap, i, NONE, best, K, a, scale, truth_term)
+            _op(W1, d, lab, size, acc, imap, i, NONE, best, K, a, scale, truth_term)
             lab[i] = best
             size[best] += 1
             if best == K:
@@ -435,7 +428,7 @@ def _run(buf, cfg, init, start, rng):
                 c = lab[i]
                 lab[i] = -1
                 size[c] -= 1
-                _op(route, W0, d, lab, size, acc, imap, i, c, NONE, K, a, scale, truth_term)
+                _op(W0, d, lab, size, acc, imap, i, c, NONE, K, a, scale, truth_term)
                 emptied = size[c] == 0
                 for k in range(K):
                     acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
@@ -454,7 +447,7 @@ def _run(buf, cfg, init, start, rng):
                 if best >= k_alloc:
                     return RunStats(0.0, 0, 0, 0, 0)
                 if best != c:
-                    _op(route, W1, d, lab, size, acc, imap, i, c, best, K, a, scale, truth_term)
+                    _op(W1, d, lab, size, acc, imap, i, c, best, K, a, scale, truth_term)
                     changed = True
                 lab[i] = best
                 size[best] += 1
@@ -462,12 +455,12 @@ def _run(buf, cfg, init, start, rng):
                     K += 1
                 if best != c and emptied:  # the last cluster takes the label of the empty one
                     if c != K - 1:
-                        _op(route, W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                        _op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
                     K = _take_label(lab, size, c, K - 1)
             if not changed:
                 break
         n_scans += scans
-        cand = _op(route, W7, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+        cand = _op(W7, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
         if attempt < 0:
             loss = cand
             # zealous updates: one representative item per cluster, clusters in random order
@@ -497,10 +490,27 @@ def _run(buf, cfg, init, start, rng):
             for j in range(n):
                 lab[j] = imap[saved[j]]
                 size[lab[j]] += 1
-            _op(route, W6, d, lab, size, acc, imap, ZERO, K, NONE, K_saved, a, scale, truth_term)
+            _op(W6, d, lab, size, acc, imap, ZERO, K, NONE, K_saved, a, scale, truth_term)
             K = K_saved
         attempt += 1
     return RunStats(loss, n_scans, attempts, accepts, 1)
+
+
+def _route_kernel(name, op):
+    """:func:`_run` compiled with ``_op`` bound to the route function ``op``, as ``name``.
+
+    A search compiles only its own route (half the first-call compilation of one kernel taking
+    both); the route is bound as a module-level name, not passed as an argument, whose
+    dispatcher type would differ in every process and keep the code out of the disk cache. The
+    distinct qualified name gives each kernel its own cache file.
+    """
+    func = types.FunctionType(_run.__code__.replace(co_name=name, co_qualname=name), {**globals(), "_op": op}, name)
+    func.__doc__ = _run.__doc__
+    return lazy_njit(cache=True)(func)
+
+
+_run_psm = _route_kernel("_run_psm", _psm_op)
+_run_tracks = _route_kernel("_run_tracks", _track_op)
 
 
 class SalsoResult(NamedTuple):
@@ -665,15 +675,17 @@ class _Search:
             if self.buf is None or self.buf.size.shape[0] < self.k_alloc:
                 k = self.k_alloc
                 if self.route == _PSM:
-                    d = _route_data(psm=self.psm, S=np.zeros((2, n, k)))
+                    d = (self.psm, np.zeros((2, n, k)))
                 else:
-                    d = _route_data(tracks=self.tracks.resize(k))
+                    d = self.tracks.resize(k)
                 self.buf = RunBuffers(np.full(n, -1, dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(k + 1),
                                       np.zeros(n + k + 1, dtype=np.int64), np.empty((4, n), dtype=np.int64))  # fmt: skip
                 self.cfg = RunSettings(self.route, d, self.G, float(self.spec.a),
                                        float(self.scale), float(self.truth_term), self.kcap, self.k_random, 0, 0)  # fmt: skip
             cfg = self.cfg._replace(max_scans=int(max_scans), max_zealous=int(max_zealous))
-            out = _run(self.buf, cfg, init, np.ascontiguousarray(start, dtype=np.int64), np.random.default_rng(seed))
+            kernel = _run_psm if self.route == _PSM else _run_tracks
+            out = kernel(self.buf, cfg, init, np.ascontiguousarray(start, dtype=np.int64),
+                         np.array([seed], dtype=np.uint64))  # fmt: skip
             if out.ok:
                 return out, self.buf.lab.copy()
             self.k_alloc = min(self.kcap, 2 * self.k_alloc)

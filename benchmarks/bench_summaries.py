@@ -41,7 +41,7 @@ mixture (not with ``--quick``). New: first call in a fresh process with an empty
 a warm call. Previous revision: a warm-up on a small slice, then one (warm) call, in a fresh
 process. Columns: wall and CPU seconds, peak RSS of the process (draws included), and the
 expected loss of the result over all draws (exact; the ball's: the mean distance of the draws
-from its centre).
+from its centre). ``--only DATA:FUNCTION,...`` runs those cases of the table alone.
 """
 
 from __future__ import annotations
@@ -297,6 +297,9 @@ def main(argv=None):
     ap.add_argument("--previous", metavar="REV", default=PREVIOUS_COMMIT, help="the revision to compare with")
     ap.add_argument("--all-previous", action="store_true", help="also the previous VI search on 10,000 draws")
     ap.add_argument("--issue27", action="store_true", help="the targets of issue 27 item 1 (see above)")
+    ap.add_argument(
+        "--only", default="", help="--issue27: comma-separated cases DATA:FUNCTION (e.g. big_200:point_estimate_VI)"
+    )
     ap.add_argument("--case", help=argparse.SUPPRESS)
     ap.add_argument("--warm-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
@@ -365,6 +368,12 @@ def issue27(args):
     """Before/after table of issue 27 item 1's cases (same run)."""
     previous_rev = ISSUE27_PREVIOUS if args.previous == PREVIOUS_COMMIT else args.previous
     cases = ISSUE27_CASES
+    if args.only:
+        wanted = {c.strip() for c in args.only.split(",") if c.strip()}
+        unknown = wanted - {f"{d}:{f}" for d, f, _ in cases}
+        if unknown:
+            raise SystemExit(f"unknown cases {sorted(unknown)}; choose from {[f'{d}:{f}' for d, f, _ in cases]}")
+        cases = [(d, f, t) for d, f, t in cases if f"{d}:{f}" in wanted]
     if args.quick:
         cases = [(d.replace("real_10000", "real_1000"), f, t) for d, f, t in cases if not d.startswith("big")]
     tmp = tempfile.TemporaryDirectory()

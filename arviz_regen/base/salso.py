@@ -134,9 +134,6 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
     ptr, seg, w, tab, cnt2, QQ, dirty = d
     seg_ptr = ptr[: lab.shape[0] + 1]
     ep_start = ptr[lab.shape[0] + 1 :]
-    seg_track = seg[0]
-    seg_g1 = seg[1]
-    seg_g2 = seg[2]
     F = tab[2]
     cnt = cnt2[0]
     saved = cnt2[1]
@@ -145,26 +142,40 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
     if what == 0:
         for k in range(K):
             acc[k] = 0.0
+        own = 0.0  # i's own cluster, summed apart (QQ[1]) and written last
+        Q0 = QQ[0]
         for s in range(seg_ptr[i], seg_ptr[i + 1]):
-            tr = seg_track[s]
-            h1 = seg_g1[s] + tr
-            h2 = seg_g2[s] + tr
+            tr = seg[s, 0]
+            h1 = seg[s, 1] + tr
+            h2 = seg[s, 2] + tr
+            stale = -1  # whether any running sum of QQ[0] is stale (a loop without branches)
             for k in range(K):
-                m = 1 if k == k1 else 0
-                g0 = dirty[m, tr, k]
+                stale = max(stale, dirty[0, tr, k])
+            # stale sums brought up to date: QQ[1] for i's cluster, then QQ[0] for all if any
+            for q in range(K + 1 if stale >= 0 else 1):
+                m = 1 if q == 0 else 0
+                k = k1 if q == 0 else q - 1
+                g0 = dirty[m, tr, k] if k >= 0 else -1
                 if g0 >= 0:  # running sums of this track and cluster from epoch g0 on
+                    run = QQ[m, g0 + tr, k]
                     for g in range(g0, ep_start[tr + 1]):
-                        QQ[m, g + tr + 1, k] = QQ[m, g + tr, k] + w[g] * tab[m, cnt[g, k]]
+                        run += w[g] * tab[m, cnt[g, k]]
+                        QQ[m, g + tr + 1, k] = run
                     dirty[m, tr, k] = -1
-                acc[k] += QQ[m, h2, k] - QQ[m, h1, k]
+            for k in range(K):  # no branch: a loop the compiler vectorises
+                acc[k] += Q0[h2, k] - Q0[h1, k]
+            if k1 >= 0:
+                own += QQ[1, h2, k1] - QQ[1, h1, k1]
+        if k1 >= 0:
+            acc[k1] = own
     elif what == 1:
         for s in range(seg_ptr[i], seg_ptr[i + 1]):
-            tr = seg_track[s]
-            g1 = seg_g1[s]
+            tr = seg[s, 0]
+            g1 = seg[s, 1]
             for k, step in ((k1, -1), (k2, 1)):
                 if k < 0:
                     continue
-                for g in range(g1, seg_g2[s]):
+                for g in range(g1, seg[s, 2]):
                     cnt[g, k] += step
                 for m in range(2):
                     if dirty[m, tr, k] < 0 or g1 < dirty[m, tr, k]:
@@ -543,12 +554,16 @@ def _tables(spec, n):
     return F, np.ascontiguousarray(np.diff(F))
 
 
-def _truth_term(draws, weights, F):
-    """Σ_t w_t Σ_l F(m_tl): the part of the expected loss that the estimate does not change."""
-    n_l = draws.max(axis=1) + 1
-    off = np.concatenate([[0], np.cumsum(n_l)[:-1]])
-    msize = np.bincount((draws + off[:, None]).ravel(), minlength=int(n_l.sum()))
-    return float(np.repeat(weights, n_l) @ F[msize])
+def _truth_term(tracks, F):
+    """Σ_t w_t Σ_l F(m_tl): the part of the expected loss that the estimate does not change.
+
+    Summed over the epochs of the tracks (weight times F of the members, constant over an
+    epoch): O(segments + epochs), not O(draws × items).
+    """
+    E = tracks.epoch_weight.size
+    # an item's segment adds one member to epochs g1 … g2 − 1 of one track (consecutive epochs)
+    members = np.cumsum(np.bincount(tracks.seg_g1, minlength=E + 1) - np.bincount(tracks.seg_g2, minlength=E + 1))
+    return float(tracks.epoch_weight @ F[members[:E]])
 
 
 def _states_are_cheaper(index, n_states, n):
@@ -600,7 +615,7 @@ class _TrackRoute:
             )
         t = self.tracks
         self.data = (
-            np.concatenate([t.seg_ptr, t.epoch_start]), np.stack([t.seg_track, t.seg_g1, t.seg_g2]),
+            np.concatenate([t.seg_ptr, t.epoch_start]), np.stack([t.seg_track, t.seg_g1, t.seg_g2], axis=1).astype(np.int32),
             t.epoch_weight, np.stack([self.G, self.Gm, self.F[: self.G.size]]),
             np.zeros((2, E, k_alloc), dtype=np.int32), np.zeros((2, E + n_tr, k_alloc)),
             np.zeros((2, n_tr, k_alloc), dtype=np.int64),
@@ -661,7 +676,7 @@ class _Search:
             self.draws, self.w = draws, weights
             self.tracks = _TrackRoute(draws, weights, index, spec)
             self.G, self.scale, self.route = self.tracks.G, spec.scale(self.n), _TRACKS
-            self.truth_term = _truth_term(draws, weights, self.tracks.F)
+            self.truth_term = _truth_term(self.tracks.tracks, self.tracks.F)
             self.k_random = int((draws.max(axis=1) + 1).max())
         self.kcap = max(1, min(self.n if kcap is None else int(kcap), self.n))
         self.k_random = max(1, min(self.kcap, self.k_random))

@@ -723,6 +723,8 @@ def salso_search(
     seed=None,
     search_cells=None,
     search_visits=None,
+    map_runs=None,
+    n_blocks=None,
 ):
     """SALSO search minimising the expected loss over the draws (or a co-clustering matrix).
 
@@ -764,6 +766,15 @@ def salso_search(
     search_cells, search_visits : int, optional
         Label cells and visits the runs search on at most (defaults :data:`SEARCH_CELLS`,
         :data:`SEARCH_VISITS`); see ``index``.
+    map_runs : callable, optional
+        Runs the runs elsewhere: ``map_runs(func, blocks, shared=shared)`` yields
+        ``func(*block, *shared)`` for each block in order (as
+        :func:`arviz_regen.xr.distributed.map_blocks` with a client does, on the workers of a
+        ``dask.distributed`` cluster). The runs are split into ``n_blocks`` blocks (default 1) of
+        consecutive runs; each block searches on its own copy of the draws. The result is the
+        same as without (each run has its own generator and start, drawn beforehand).
+    n_blocks : int, optional
+        See ``map_runs``.
 
     Returns
     -------
@@ -777,8 +788,8 @@ def salso_search(
         if spec.name != "binder":
             raise ValueError("A co-clustering matrix (`psm`) determines the Binder loss only, not VI.")
         psm = np.ascontiguousarray(psm, dtype=float)
-        search = _Search(spec, psm=psm, kcap=max_clusters)
-        n, route, w = search.n, "psm", None
+        n, route, w = psm.shape[0], "psm", None
+        on = (None, None, None, psm)  # what the runs search on (see _run_block)
     else:
         draws = np.ascontiguousarray(draws, dtype=np.int64)
         T, n = draws.shape
@@ -787,15 +798,14 @@ def salso_search(
         route = "draws"
         thin = None if index is None else thin_chains(index, n, w, search_cells, search_visits)
         if thin is None:
-            search = _Search(spec, draws, w, index, kcap=max_clusters)
+            on = (draws, w, index, None)
             search_draws = T if index is None else int(np.asarray(index).size)
         else:
             states, w_sub, sub_index = thin
-            sub = np.ascontiguousarray(draws[states])
-            search = _Search(spec, sub, w_sub, sub_index, kcap=max_clusters)
+            on = (np.ascontiguousarray(draws[states]), w_sub, sub_index, None)
             search_draws = int(sub_index.size)
             full = (draws, w, index)
-    kcap = search.kcap
+    kcap = max(1, min(n if max_clusters is None else int(max_clusters), n))  # as _Search's
     start_rows = [] if starts is None else list(np.atleast_2d(np.asarray(starts, dtype=np.int64)))
     for s in start_rows:
         if s.shape != (n,):
@@ -811,8 +821,7 @@ def salso_search(
             f"`prob_sequential` ({prob_sequential!r}) and `prob_draw` ({prob_draw!r}) must be "
             "probabilities summing to at most 1."
         )
-    stats = np.zeros((n_total, 5))
-    results = []
+    runs = []  # (init, start, seed) of each run: drawn first, the runs are then independent
     for r in range(n_total):
         start = no_start
         if r < len(start_rows):
@@ -822,8 +831,18 @@ def salso_search(
             u = rng.random()
             init = 0 if u < prob_sequential else 2 if u < prob_sequential + p_draw else 1
             if init == 2:
-                start = np.minimum(search.draws[rng.choice(search.draws.shape[0], p=search.w)], kcap - 1)
-        out, labels = search.run(init, start, int(seeds[r]), max_scans, max_zealous)
+                start = np.minimum(on[0][rng.choice(on[0].shape[0], p=on[1])], kcap - 1)
+        runs.append((init, start, int(seeds[r])))
+    shared = (spec, *on, max_clusters, int(max_scans), int(max_zealous))
+    if map_runs is None:
+        outs = _run_block(runs, *shared)
+    else:  # blocks of consecutive runs, each block a task searching on its own copy of the draws
+        cuts = np.linspace(0, n_total, min(n_total, max(1, int(n_blocks or 1))) + 1).astype(int)
+        blocks = [(runs[a:b],) for a, b in zip(cuts[:-1], cuts[1:])]
+        outs = [out for block in map_runs(_run_block, blocks, shared=shared) for out in block]
+    stats = np.zeros((n_total, 5))
+    results = []
+    for r, ((out, labels), (init, _, _)) in enumerate(zip(outs, runs)):
         stats[r] = (out.loss, out.scans, out.attempts, out.accepts, init)
         results.append(labels)
     order = np.argsort(stats[:, 0], kind="stable")
@@ -844,6 +863,12 @@ def salso_search(
         search_draws=search_draws,
         polish_moves=int(polish_moves),
     )
+
+
+def _run_block(runs, spec, draws, weights, index, psm, max_clusters, max_scans, max_zealous):
+    """The runs ``runs`` ((init, start, seed) each) on a search of their own: [(RunStats, labels)]."""
+    search = _Search(spec, draws, weights, index, psm=psm, kcap=max_clusters)
+    return [search.run(init, start, seed, max_scans, max_zealous) for init, start, seed in runs]
 
 
 def _finish(full, spec, kcap, ranked, max_scans, seed):

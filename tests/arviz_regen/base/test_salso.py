@@ -122,3 +122,25 @@ def test_truth_term_from_the_tracks_equals_the_sum_over_the_draws(along_chains):
     F = search.tracks.F
     direct = sum(w[t] * F[np.bincount(states[t])].sum() for t in range(states.shape[0]))
     np.testing.assert_allclose(search.truth_term, direct, rtol=1e-12)
+
+
+@pytest.mark.parametrize("route", ["draws", "psm"])
+def test_runs_in_blocks_elsewhere_give_the_same_result(route):
+    rng = np.random.default_rng(4)
+    states, w, index = as_states(sticky_chains(rng, 20, n_draw=80, moves=3))
+    if route == "psm":
+        psm = np.einsum("t,tij->ij", w, (states[:, :, None] == states[:, None, :]).astype(float))
+        kw = dict(loss="binder", psm=psm)
+    else:
+        kw = dict(draws=states, weights=w, index=index, search_visits=60)  # thinned, then finished
+    blocks_seen = []
+
+    def elsewhere(func, blocks, shared=()):  # as map_blocks: func(*block, *shared) in order
+        blocks_seen.extend(blocks)
+        return (func(*block, *shared) for block in blocks)
+
+    here = salso_search(n_runs=7, seed=5, **kw)
+    there = salso_search(n_runs=7, seed=5, map_runs=elsewhere, n_blocks=3, **kw)
+    assert [len(b[0]) for b in blocks_seen] == [2, 2, 3]
+    for name in here._fields:
+        np.testing.assert_array_equal(getattr(there, name), getattr(here, name), err_msg=name)

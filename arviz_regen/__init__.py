@@ -44,6 +44,9 @@ _API = {
     "StopWhenConverged": "diagnostics.online",
     "checkpoint_grid": "diagnostics.online",
     "when_converged": "diagnostics.online",
+    "StopWhenReached": "diagnostics.run_length",
+    "when_reached": "diagnostics.run_length",
+    "draws_needed": "diagnostics.run_length",
     "plot_coclustering": "plots.partition_plots",
     "plot_coclustering_trace": "plots.partition_plots",
     "plot_hotelling_rs": "plots.partition_plots",
@@ -63,6 +66,9 @@ __all__ = [
     "register",
     "StopWhenConverged",
     "when_converged",
+    "StopWhenReached",
+    "when_reached",
+    "draws_needed",
     "checkpoint_grid",
     "hotelling_rs",
     "chain_agreement",
@@ -98,8 +104,7 @@ _SUBMODULES = {"base", "xr", "estimates", "diagnostics", "plots", "compat", "acc
 
 
 def __getattr__(name):
-    """PEP 562: a public name is imported from its submodule on first use; a submodule name
-    imports that submodule."""
+    """PEP 562: a public name is imported from its submodule on first use; a submodule name imports that submodule."""
     module = _API.get(name)
     if module is not None:
         value = getattr(importlib.import_module(f"{__name__}.{module}"), name)

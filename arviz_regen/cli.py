@@ -87,7 +87,7 @@ def _parser():
 
 
 def _int_at_least(low):
-    """argparse type: an integer of at least ``low`` (checked before anything is read)."""
+    """Return an argparse type: an integer of at least ``low`` (checked before anything is read)."""
 
     def parse(text):
         try:
@@ -181,7 +181,7 @@ def main(argv=None):
 
 
 def _connect(address):
-    """A dask.distributed client of the scheduler at ``address`` (OSError when none answers)."""
+    """Return a dask.distributed client of the scheduler at ``address`` (OSError when none answers)."""
     try:
         from distributed import Client
     except ImportError as err:

@@ -115,7 +115,7 @@ def spread_order(n_states):
 
 
 def excursion_chain(probs, n_chain, n_draw, rng, *, stay=0.5, max_step=1):
-    """A correct chain that reaches its top states only through long excursions.
+    """Return a correct chain that reaches its top states only through long excursions.
 
     The states (indexed by rank: ``probs`` decreasing) are laid out on a cycle by
     :func:`spread_order`, so that between two top states lie many improbable ones; the chain is
@@ -138,7 +138,7 @@ def excursion_chain(probs, n_chain, n_draw, rng, *, stay=0.5, max_step=1):
 
 
 def two_basin_chain(probs, n_chain, n_draw, rng, *, cross=1e-3):
-    """A correct chain that switches rarely between two basins of states.
+    """Return a correct chain that switches rarely between two basins of states.
 
     States of even rank form one basin, odd ranks the other (so each basin holds top states).
     Each draw proposes, with probability ``1 − cross``, a state uniform in the current basin and,
@@ -217,8 +217,9 @@ def gibbs_chain(states, logp_states, n_chain, n_draw, rng, *, thin=1):
 
 
 def make_idata(states, index, logp_states, var_name="z", logp_shift=0.0):
-    """Draws in the SPEC layout from state labels and per-draw state indices: an InferenceData
-    on ArviZ 0.x, a DataTree on ArviZ 1.x (what that generation's ``pm.sample`` returns).
+    """Make draws in the SPEC layout from state labels and per-draw state indices.
+
+    An InferenceData on ArviZ 0.x, a DataTree on ArviZ 1.x (what that generation's ``pm.sample`` returns).
 
     Parameters
     ----------
@@ -243,8 +244,10 @@ def make_idata(states, index, logp_states, var_name="z", logp_shift=0.0):
 
 @lazy_njit(cache=True)
 def _block_kernel(rng, homes, cum_other, rho, switch, modes, n_draw, burn):
-    """Labels (chain, draw, item) of :func:`block_chain` (not canonical); ``rng``: a numpy
-    ``Generator`` (numba draws from it: no global seeding)."""
+    """Labels (chain, draw, item) of :func:`block_chain` (not canonical).
+
+    ``rng``: a numpy ``Generator`` (numba draws from it: no global seeding).
+    """
     n_chain = modes.shape[0]
     n_items = homes.shape[1]
     n_lab = cum_other.shape[0]
@@ -280,8 +283,9 @@ class BlockModel:
 
     Each item has a home among ``n_blocks`` blocks of equal size and, at every draw, with
     probability ``rho`` it redraws its label: its home block with probability ``1 − eps``,
-    otherwise, uniformly, one of the other blocks or of ``n_extra`` small extra clusters. Items move independently, so with a few hundred items no partition is
-    ever visited twice, and the number of clusters varies (the extra clusters come and go).
+    otherwise, uniformly, one of the other blocks or of ``n_extra`` small extra clusters. Items move
+    independently, so with a few hundred items no partition is ever visited twice, and the number of
+    clusters varies (the extra clusters come and go).
     ``rho`` sets the speed of mixing (integrated autocorrelation time (2 − rho)/rho for an item).
 
     Two modes: mode 0 puts item i in block ``i // block_size``; mode 1 is the same structure

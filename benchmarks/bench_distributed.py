@@ -108,7 +108,8 @@ if mode != "local":
     import distributed
     sched = os.path.join(spec["tmp"], f"scheduler-{os.getpid()}.json")
     procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file", sched,
-                                   "--no-dashboard", "--port", "0"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                                   "--no-dashboard", "--port", "0"], env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     while not os.path.exists(sched):
         time.sleep(0.1)
     for _ in range(int(mode)):

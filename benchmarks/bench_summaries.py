@@ -321,7 +321,8 @@ def main(argv=None):
               f"{describe(labels)}")  # fmt: skip
         del labels
         head = (f"  {'function':<22}{'first':>8}{'warm':>8}{'first-warm':>11}{'CPU first':>10}{'warm':>7}"
-                f"{'RSS GB':>8} | {'previous first':>14}{'warm':>8}{'CPU warm':>9} | {'warm x':>7}{'CPU x':>7}  results")  # fmt: skip
+                f"{'RSS GB':>8} | {'previous first':>14}{'warm':>8}{'CPU warm':>9} | "
+                f"{'warm x':>7}{'CPU x':>7}  results")  # fmt: skip
         print(head)
         for function in FUNCTIONS:
             new, new_out = measure(function, data)
@@ -381,7 +382,8 @@ def issue27(args):
     print(f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}; previous revision {previous_rev}: "
           f"{'from ' + previous if previous else 'NOT AVAILABLE'}\n")  # fmt: skip
     print(f"{'data':<14}{'function':<22}| {'first':>7}{'warm':>7}{'1st-warm':>9}{'CPU':>7}{'RSS GB':>7}"
-          f"{'exp. loss':>14} | {'prev warm':>9}{'CPU':>8}{'RSS GB':>7}{'exp. loss':>14} | {'CPU x':>6}  target")  # fmt: skip
+          f"{'exp. loss':>14} | {'prev warm':>9}{'CPU':>8}{'RSS GB':>7}{'exp. loss':>14} | "
+          f"{'CPU x':>6}  target")  # fmt: skip
     ess_cpu = {}
     ok = True
     for data, function, target in cases:
@@ -392,8 +394,9 @@ def issue27(args):
             continue
         if new_out is not None:
             new_out.unlink()
-        line = (f"{data:<14}{function:<22}| {new['first']:7.2f}{new['warm']:7.2f}{new['first_cpu'] - new['warm_cpu']:9.2f}"
-                f"{new['warm_cpu']:7.2f}{new['rss'] / 2**30:7.2f}{new['loss']:14.8g} | ")  # fmt: skip
+        line = (f"{data:<14}{function:<22}| {new['first']:7.2f}{new['warm']:7.2f}"
+                f"{new['first_cpu'] - new['warm_cpu']:9.2f}{new['warm_cpu']:7.2f}"
+                f"{new['rss'] / 2**30:7.2f}{new['loss']:14.8g} | ")  # fmt: skip
         old = {"error": "not run"} if previous is None else measure(function, data, previous, warm_only=True)[0]
         if "error" in old:
             line += f"{'FAILED: ' + old['error'][:40]:>38} | {'':>6}"
@@ -416,7 +419,8 @@ def issue27(args):
         ok &= fine
         print(line + verdict, flush=True)
     print("\nfirst = first call in a fresh process with an empty numba cache, warm = the second call (wall s); "
-          "1st-warm: CPU s of the first call minus the warm one's (compilation); CPU = warm CPU s; CPU x = previous / now; RSS = peak of the process (draws included).")  # fmt: skip
+          "1st-warm: CPU s of the first call minus the warm one's (compilation); CPU = warm CPU s; "
+          "CPU x = previous / now; RSS = peak of the process (draws included).")  # fmt: skip
     return 0 if ok else 1
 
 

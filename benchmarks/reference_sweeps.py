@@ -6,9 +6,9 @@ clusters, one row per item. Written independently of ``pymc_partition`` (no impo
 predictive is the Student-t (NIG) or multivariate Student-t (NIW) density written out, count-only
 terms are tabulated, a NIW cluster keeps the Cholesky factor of its scale matrix and moves items
 by rank-one update/downdate. The sweep visits the items in the package's order (blocks of 64
-consecutive items in a fresh random order: see ``pymc_partition.engine.kernels.
-visiting_order``), keeps a list of the occupied slots, and draws each item's cluster from its full conditional. No PyMC, no
-pytensor, no calls through function pointers: numba inlines the family's functions.
+consecutive items in a fresh random order: see ``pymc_partition.engine.kernels.visiting_order``),
+keeps a list of the occupied slots, and draws each item's cluster from its full conditional. No
+PyMC, no pytensor, no calls through function pointers: numba inlines the family's functions.
 """
 
 from __future__ import annotations

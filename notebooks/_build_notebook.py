@@ -74,7 +74,8 @@ def main(argv=None):
     parser.add_argument("--execute", action="store_true", help="run the notebook (needed to write the committed one)")
     parser.add_argument("--out", default=str(NOTEBOOK), help="where to write it (default: the committed notebook)")
     parser.add_argument("--data", metavar="PATH", default=None,
-                        help="Arabidopsis CSV for --execute (default: $PMP_ARABIDOPSIS_CSV, else beside the clone)")  # fmt: skip
+                        help="Arabidopsis CSV for --execute (default: $PMP_ARABIDOPSIS_CSV, "
+                             "else beside the clone)")  # fmt: skip
     parser.add_argument("--allow-simulated", action="store_true",
                         help="let --execute overwrite the committed notebook with a run on simulated data")  # fmt: skip
     args = parser.parse_args(argv)

@@ -22,7 +22,7 @@ _STATE = {"loading": False, "loaded": False}
 
 
 def _import_all():
-    """The public API: what ``import pymc_partition`` imported eagerly before."""
+    """Import the public API (the names of ``__all__``) into the package's namespace."""
     from . import state
     from .exact import ExactPosterior, exact_posterior
     from .hyperparameter_fit import HyperparameterFit, fit_hyperparameters
@@ -62,8 +62,10 @@ def _import_all():
 
 
 def __getattr__(name):
-    """PEP 562: the first use of a public name loads the whole API, once; a submodule name
-    imports that submodule (``from . import _exact_kernels`` inside the package, ``pmp.exact``)."""
+    """PEP 562: the first use of a public name loads the whole API, once.
+
+    A submodule name imports that submodule (``from . import _exact_kernels`` inside the package, ``pmp.exact``).
+    """
     if name.startswith("__"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name in __all__ and not _STATE["loaded"] and not _STATE["loading"]:

@@ -110,10 +110,11 @@ def partition_function_dp(w, pc, order, level_start, n):
 
 
 def _serial(kernel):
-    """The same kernel compiled without ``parallel=True``, under its own name (so its own numba
-    cache entry): ``prange`` runs as ``range``. Parallel compilation costs about twice as long
-    (6 s instead of 3 s for :func:`partition_function_dp` in a fresh environment), which small
-    problems, run on one thread anyway, should not pay."""
+    """Compile the same kernel without ``parallel=True``, under its own name.
+
+    Under its own name it has its own numba cache entry; ``prange`` runs as ``range``. Parallel compilation costs about
+    twice as long, which small problems, run on one thread anyway, should not pay.
+    """
     f = kernel.py_func
     g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + "_serial", f.__defaults__,
                            f.__closure__)  # fmt: skip
@@ -153,8 +154,10 @@ def _log_weighted_rows(s, F, eg, gmax, shift):
 
 
 def block_probabilities(w, log_rest, log_z, n):
-    """``u[B] = P(B is a block | y) = exp(w[B] + log_rest[B^c] - log_z)``; ``u[0] = 0``
-    (numpy: one vectorised pass, nothing to compile)."""
+    """Return the block probabilities ``u[B] = P(B is a block | y)``.
+
+    ``u[B] = exp(w[B] + log_rest[B^c] - log_z)``; ``u[0] = 0`` (numpy: one vectorised pass, nothing to compile).
+    """
     N = 1 << n
     t = w + log_rest[(N - 1) ^ np.arange(N)]
     with np.errstate(under="ignore"):
@@ -178,8 +181,10 @@ def superset_sums(u, n):
 # ----------------------------------------------------------------------------- max-product DP
 @njit(parallel=True, cache=True)
 def max_partition_dp(w, pc, order, level_start, n):
-    """``M[S, C]``: best log weight of a partition of ``S`` into ``C`` blocks (same recursion as
-    :func:`partition_function_dp` with max for sum; no scaling needed in log space)."""
+    """``M[S, C]``: best log weight of a partition of ``S`` into ``C`` blocks.
+
+    The same recursion as :func:`partition_function_dp` with max for sum; no scaling needed in log space.
+    """
     N = 1 << n
     M = np.full((N, n + 1), NEG_INF)
     M[0, 0] = 0.0
@@ -371,8 +376,10 @@ def _enumerate_subtree(w, log_g, n, bits, prefix, hs, hk, size, k):
 
 @njit(parallel=True, cache=True)
 def enumerate_prefixes(w, log_g, n, bits, prefixes, start, stop, hs, hk, sizes, leaves):
-    """Enumerate the subtrees below ``prefixes[start:stop]``, dynamically shared by the threads;
-    each thread keeps its own heap ``hs[t], hk[t]`` (merged by the caller)."""
+    """Enumerate the subtrees below ``prefixes[start:stop]``, dynamically shared by the threads.
+
+    Each thread keeps its own heap ``hs[t], hk[t]`` (merged by the caller).
+    """
     k = hs.shape[1]
     for j in prange(start, stop):
         t = numba.get_thread_id()

@@ -39,8 +39,7 @@ def hessian_from_gradient(grad, x, rel_step=1e-3):
 
 
 class Objective:
-    """Negative log-likelihood, gradient and Hessian of ``fn(x) -> (loglik, gradient)``,
-    memoized on the last point."""
+    """Negative log-likelihood, gradient and Hessian of ``fn(x) -> (loglik, gradient)``, memoized on the last point."""
 
     def __init__(self, fn):
         self.fn = fn
@@ -73,7 +72,7 @@ class Objective:
 
 
 def newton_polish(obj, x, max_steps=8):
-    """A few safeguarded Newton steps on the negative log-likelihood."""
+    """Take a few safeguarded Newton steps on the negative log-likelihood."""
     steps = 0
     for _ in range(max_steps):
         f0, g, H = obj.fun(x), obj.jac(x), obj.hess(x)
@@ -99,8 +98,11 @@ def newton_polish(obj, x, max_steps=8):
 
 @dataclass(frozen=True, eq=False)
 class Optimum:
-    """Where :func:`maximize` ended: point, log-likelihood, gradient, Hessian (of the
-    log-likelihood), covariance (inverse observed information, NaN if not positive definite)."""
+    """Where :func:`maximize` ended.
+
+    Point, log-likelihood, gradient, Hessian (of the log-likelihood), covariance (inverse observed information, NaN if
+    not positive definite).
+    """
 
     x: np.ndarray
     loglik: float

@@ -20,15 +20,15 @@ marginal when a sampler checks its predictive form) are not worth seconds of com
 fresh environment: :func:`python_function` runs them with pytensor's Python linker, numpy op by
 op, after the usual rewrites (stabilisation included; fusion, whose Python implementation is
 slow, left out). Ops with an inner graph (``OpFromGraph``: ``pt.logaddexp`` and its gradient on
-PyTensor 3) would still compile that inner graph with the C backend (about 20 s cold, 2 s for
-each further graph, and a C compiler needed), so they are inlined first.
+PyTensor 3) would still compile that inner graph with the C backend (seconds per graph, and a C
+compiler needed), so they are inlined first.
 """
 
 from __future__ import annotations
 
 import functools
 
-__all__ = ["numba_mode", "compile_function", "python_function"]
+__all__ = ["numba_mode", "compile_function", "python_function", "untraced"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -41,8 +41,10 @@ def numba_mode():
 
 
 def _register_sparse_rewrites():
-    """Import ``pytensor.sparse``, which registers ``local_usmm``, before it is excluded
-    (PyTensor 3.3 imports it lazily; see the module docstring)."""
+    """Import ``pytensor.sparse``, which registers ``local_usmm``, before it is excluded.
+
+    PyTensor 3.3 imports it lazily; see the module docstring.
+    """
     import importlib
 
     try:
@@ -51,9 +53,22 @@ def _register_sparse_rewrites():
         pass
 
 
+def untraced():
+    """Return a context in which new PyTensor nodes keep no creation stack (``tag.trace``).
+
+    PyTensor walks the Python stack for every node it creates (about a fifth of building a
+    graph); the steps' internal graphs, never shown to a user, skip it.
+    """
+    import pytensor
+
+    return pytensor.config.change_flags(traceback__limit=0)
+
+
 def compile_function(inputs, outputs, mode=None, **kwargs):
-    """``pytensor.function`` in :func:`numba_mode` (or ``mode``), its generated source written
-    outside the system temp directory (:mod:`.compat.pytensor`)."""
+    """Compile a ``pytensor.function`` in :func:`numba_mode` (or ``mode``).
+
+    Its generated source is written outside the system temp directory (:mod:`.compat.pytensor`).
+    """
     import pytensor
 
     from .compat.pytensor import generated_source_dir
@@ -84,8 +99,10 @@ def python_function(inputs, outputs):
 
 @functools.lru_cache(maxsize=1)
 def _pairwise_elemwise():
-    """A rewrite: n-ary elementwise ops that numpy has as binary ufuncs (``add``, ``mul``) as
-    chains of binary ones."""
+    """Return a rewrite of n-ary elementwise ops into chains of binary ones.
+
+    Those that numpy has as binary ufuncs (``add``, ``mul``).
+    """
     from pytensor.graph.rewriting.basic import in2out, node_rewriter
     from pytensor.tensor.elemwise import Elemwise
 
@@ -105,7 +122,7 @@ def _pairwise_elemwise():
 
 
 def _inline_op_from_graphs(inputs, outputs):
-    """``outputs`` with every ``OpFromGraph`` node replaced by its inner graph (nested too)."""
+    """Return ``outputs`` with every ``OpFromGraph`` node replaced by its inner graph (nested too)."""
     from pytensor.compile.builders import OpFromGraph
     from pytensor.graph.fg import FunctionGraph
 

@@ -33,8 +33,10 @@ STIRLING_FROM = 30.0
 
 
 def _stirling_correction(y):
-    """``lgamma(y) - ((y - 1/2) log y - y + log(2 pi)/2)`` for ``y >= 30``: three terms (in
-    powers of ``1/y``, which underflow quietly where powers of ``y`` would overflow)."""
+    """``lgamma(y) - ((y - 1/2) log y - y + log(2 pi)/2)`` for ``y >= 30``.
+
+    Three terms (in powers of ``1/y``, which underflow quietly where powers of ``y`` would overflow).
+    """
     u = 1.0 / y
     u2 = u * u
     return u * (1.0 / 12.0 - u2 * (1.0 / 360.0 - u2 / 1260.0))

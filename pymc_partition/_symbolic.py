@@ -35,8 +35,10 @@ def is_symbolic(value):
 
 
 class RandomParams:
-    """Mixin of priors and families whose constructor arguments (``_param_names``) may be PyMC
-    variables: which are, and a copy with numbers in their place."""
+    """Mixin of priors and families whose constructor arguments may be PyMC variables.
+
+    Which are (``_param_names``), and a copy with numbers in their place.
+    """
 
     _param_names: tuple = ()
 
@@ -50,7 +52,7 @@ class RandomParams:
         return bool(self.random_params)
 
     def with_values(self, **values):
-        """A copy with some parameters replaced by numbers (validated as in the constructor)."""
+        """Return a copy with some parameters replaced by numbers (validated as in the constructor)."""
         import numpy as np
 
         params = {k: getattr(self, k) for k in self._param_names}
@@ -62,8 +64,10 @@ class RandomParams:
 
 
 def check_support(name, value, outside, domain):
-    """Refuse a PyMC random variable given as a parameter whose distribution reaches values where
-    the parameter is not defined (a ``pm.Normal`` for a concentration, say).
+    """Refuse a PyMC random variable given as a parameter whose distribution leaves its domain.
+
+    That is a distribution that reaches values where the parameter is not defined (a ``pm.Normal`` for a concentration,
+    say).
 
     The model's logp would be ``-inf`` there: the step methods would fail when built, at an
     initial point such as 0, with PyTensor's bare "ParameterValueError", or NUTS would run into
@@ -112,12 +116,14 @@ def check_support(name, value, outside, domain):
 
 
 def tag_hyperparameters(graphs, role, owner=None):
-    """Tag the continuous random variables among the ancestors of ``graphs`` (a prior's or a
-    family's random parameters) with :data:`HYPERPARAMETER_TAG` = ``role`` (``"cluster"`` or
-    ``"stats"``; ``"stats"`` is kept once given): how a step method's competence, which sees one
-    variable and no model, knows it hangs off a partition. ``owner`` (the partition) is added to
-    the variable's :data:`HYPERPARAMETER_OWNERS_TAG` list: one that hangs off several partitions
-    is not sampled given one of them (:func:`hyperparameter_owners`)."""
+    """Tag the continuous random variables among the ancestors of ``graphs`` with their role.
+
+    The ancestors are a prior's or a family's random parameters; the tag is :data:`HYPERPARAMETER_TAG` = ``role``
+    (``"cluster"`` or ``"stats"``; ``"stats"`` is kept once given): how a step method's competence, which sees one
+    variable and no model, knows it hangs off a partition. ``owner`` (the partition) is added to the variable's
+    :data:`HYPERPARAMETER_OWNERS_TAG` list: one that hangs off several partitions is not sampled given one of them
+    (:func:`hyperparameter_owners`).
+    """
     from pymc.distributions.distribution import SymbolicRandomVariable
     from pytensor.graph.traversal import ancestors
     from pytensor.tensor.random.op import RandomVariable
@@ -146,7 +152,6 @@ def hyperparameter_owners(var):
 
 
 def hyperparameter_role(var):
-    """``"cluster"``, ``"stats"`` or None: how ``var`` enters a partition's terms
-    (:func:`tag_hyperparameters`)."""
+    """``"cluster"``, ``"stats"`` or None: how ``var`` enters a partition's terms (:func:`tag_hyperparameters`)."""
     tag = getattr(var, "tag", None)
     return getattr(tag, HYPERPARAMETER_TAG, None) if tag is not None else None

@@ -43,8 +43,11 @@ _CHUNK = 256
 
 
 def _draw_reader(model, rv):
-    """A :class:`~pymc_partition.model_spec.HyperparameterReader` reading the posterior's values
-    of the random variables (not the transformed value variables a step reads)."""
+    """Return a reader of the posterior's values of the random variables.
+
+    A :class:`~pymc_partition.model_spec.HyperparameterReader` of the random variables, not the transformed value
+    variables a step reads.
+    """
     from pytensor.graph.replace import graph_replace
     from pytensor.graph.traversal import ancestors
 
@@ -75,8 +78,10 @@ def _draw_reader(model, rv):
 
 
 def _strata_and_partners(n, items, rng):
-    """Stratum boundaries for ``items`` (see :func:`compute_conditional_checks`) and a fixed
-    random partner of each item."""
+    """Return stratum boundaries for ``items`` and a fixed random partner of each item.
+
+    See :func:`compute_conditional_checks` for the strata.
+    """
     if items is None:
         r = n
     elif isinstance(items, (float, np.floating)) and 0.0 < items <= 1.0:
@@ -94,8 +99,10 @@ def _strata_and_partners(n, items, rng):
 
 
 def _forward_transforms(model, rvs):
-    """One compiled function from the posterior values of ``rvs`` (and of the free variables
-    their transforms' parameters depend on) to their value variables' values."""
+    """Compile one function from the posterior values of ``rvs`` to their value variables' values.
+
+    It also reads the free variables their transforms' parameters depend on.
+    """
     from pytensor.graph.replace import graph_replace
     from pytensor.graph.traversal import ancestors
 
@@ -116,9 +123,11 @@ def _forward_transforms(model, rvs):
 
 
 def _score_terms(model, posterior, partitions, thin):
-    """Langevin (Stein) terms of the model's continuous free variables, ``(draws, 2 k)`` over
-    their ``k`` unconstrained coordinates ``u``: ``d/du log p`` and ``u d/du log p + 1`` (test
-    functions ``1`` and ``u``), each draw at its own values; and their names."""
+    """Langevin (Stein) terms of the model's continuous free variables, and their names.
+
+    ``(draws, 2 k)`` over their ``k`` unconstrained coordinates ``u``: ``d/du log p`` and ``u d/du log p + 1`` (test
+    functions ``1`` and ``u``), each draw at its own values.
+    """
     continuous = [rv for rv in model.free_RVs
                   if rv not in partitions and model.rvs_to_values[rv].dtype.startswith("float")]  # fmt: skip
     if not continuous:

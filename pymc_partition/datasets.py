@@ -1,6 +1,7 @@
-"""Data sets: the paper's Arabidopsis metabolite data (loaded from a user-supplied CSV), Roeder's
-galaxy velocities (a user-supplied file or the copy inside the ``pydataset`` package), and
-simulations from the spike-and-slab model.
+"""Data sets: the paper's Arabidopsis data, Roeder's galaxy velocities, and spike-and-slab simulations.
+
+The Arabidopsis metabolite data are loaded from a user-supplied CSV; the galaxy velocities from a user-supplied file or
+the copy inside the ``pydataset`` package.
 
 The Arabidopsis data are *not* shipped with the package. They are the data set ``gaelle`` of the
 R package bclust (Messerli et al., 2007, Plant Physiology 143, 1484-1492): metabolite profiles of
@@ -53,8 +54,11 @@ name "<mutant>.<replicate>" (e.g. ColWT.1; the item is the text before the last 
 
 
 def _checkout_default():
-    """``../shared/data/arabidopsis_messerli2007.csv`` relative to the repository root, when the
-    package runs from a source checkout (``pip install -e .``); ``None`` for an installed copy."""
+    """Return the data file of a source checkout, or ``None`` for an installed copy.
+
+    ``../shared/data/arabidopsis_messerli2007.csv`` relative to the repository root, when the package runs from a source
+    checkout (``pip install -e .``).
+    """
     root = Path(__file__).resolve().parents[1]
     if not (root / "pyproject.toml").is_file():
         return None
@@ -186,7 +190,7 @@ def _is_number(text):
 
 
 def _check_sample_names(path, first_header, row_names):
-    """The first column must name the samples: numbers there mean the row names were dropped."""
+    """Check that the first column names the samples: numbers there mean the row names were dropped."""
     if not all(_is_number(n) for n in row_names):
         return
     shown = ", ".join(repr(n) for n in row_names[:3])
@@ -289,7 +293,16 @@ it (a header row, the velocity in the last column)."""
 
 
 def _galaxies_from_pydataset():
-    """The CSV text of MASS::galaxies from the archive inside the installed ``pydataset``."""
+    """Return the CSV text of MASS::galaxies from the archive inside the installed ``pydataset``."""
+    return _pydataset_csv(_GALAXIES_MEMBER)
+
+
+def _pydataset_csv(member):
+    """Return the text of ``member`` of the archive inside the installed ``pydataset`` (None without it).
+
+    Importing ``pydataset`` would unpack its archive into the home directory: only the one
+    member is read, nothing is extracted.
+    """
     import importlib.util
     import tarfile
 
@@ -299,9 +312,9 @@ def _galaxies_from_pydataset():
     archive = Path(next(iter(spec.submodule_search_locations))) / "resources.tar.gz"
     if not archive.is_file():
         return None
-    with tarfile.open(archive, "r:gz") as tar:  # only this member is read; nothing is extracted
-        member = tar.extractfile(_GALAXIES_MEMBER)
-        return None if member is None else member.read().decode("utf-8")
+    with tarfile.open(archive, "r:gz") as tar:
+        found = tar.extractfile(member)
+        return None if found is None else found.read().decode("utf-8")
 
 
 def load_galaxies(path=None) -> np.ndarray:

@@ -81,7 +81,7 @@ class PartitionRV(RandomVariable):
 
     @staticmethod
     def params_of(rv):
-        """The prior tables of Partition variable ``rv``, by name (:data:`PartitionParams`)."""
+        """Return the prior tables of Partition variable ``rv``, by name (:data:`PartitionParams`)."""
         node = rv.owner
         return PartitionParams(*node.op.dist_params(node))
 

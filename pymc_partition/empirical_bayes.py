@@ -41,7 +41,7 @@ _TRANSFORMED_NAMES = ("mu", "log_sigma2", "log_sigma2_eta", "log_sigma2_theta", 
 
 
 def _natural(x):
-    """Transformed vector -> natural-scale dict."""
+    """Map the transformed vector to the natural-scale dict."""
     mu, ls2, lse, lst, lp = (float(v) for v in x)
     return {
         "mu": mu,
@@ -53,21 +53,21 @@ def _natural(x):
 
 
 def _data_centre(values):
-    """The mean of all the data (the midrange where its sum would overflow)."""
+    """Return the mean of all the data (the midrange where its sum would overflow)."""
     with np.errstate(over="ignore", invalid="ignore"):
         centre = float(values.mean())
     return centre if math.isfinite(centre) else 0.5 * float(values.min()) + 0.5 * float(values.max())
 
 
 def _uncentred(x, centre):
-    """The transformed vector ``x`` of data less ``centre``, for the data themselves."""
+    """Return the transformed vector ``x`` of data less ``centre``, for the data themselves."""
     x = np.array(x, dtype=float)
     x[0] += centre
     return x
 
 
 def _jacobian_diag(est):
-    """d natural / d transformed (diagonal) at ``est``."""
+    """Return d natural / d transformed (diagonal) at ``est``."""
     return np.array([1.0, est["sigma2"], est["sigma2_eta"], est["sigma2_theta"], est["p"] * (1.0 - est["p"])])
 
 
@@ -85,10 +85,10 @@ def _compiled():
 
     The data summaries are inputs, so one function serves every data set. A fit evaluates it a
     few dozen times, so it is run by pytensor's Python linker
-    (:func:`~pymc_partition._pytensor_modes.python_function`, well under a second to build)
-    rather than compiled with numba (20-25 s in a fresh environment). The exact symbolic Hessian
-    (gradient of each gradient component) took 8-9 s to rewrite and compile on every run, so
-    the Hessian is differentiated numerically from this exact gradient instead
+    (:func:`~pymc_partition._pytensor_modes.python_function`, quick to build) rather than
+    compiled with numba (seconds in a fresh environment). The exact symbolic Hessian (gradient
+    of each gradient component) costs seconds to rewrite and compile on every run, so the
+    Hessian is differentiated numerically from this exact gradient instead
     (:func:`_hessian_from_gradient`, accurate to about 1e-10).
     """
     theta = [pt.dscalar(n) for n in _TRANSFORMED_NAMES]
@@ -171,11 +171,11 @@ class SpikeSlabFit:
     message: str = ""
 
     def family(self) -> SpikeSlabNormal:
-        """The fitted model: ``SpikeSlabNormal(**estimates)``."""
+        """Return the fitted model: ``SpikeSlabNormal(**estimates)``."""
         return SpikeSlabNormal(**self.estimates)
 
     def table(self) -> str:
-        """A readable table of estimates and standard errors."""
+        """Return a readable table of estimates and standard errors."""
         lines = [
             f"Spike-and-slab empirical Bayes fit ({self.n_items} items, {self.n_rows} rows, {self.n_vars} variables)",
             f"{'parameter':<14}{'estimate':>12}{'std. error':>13}",

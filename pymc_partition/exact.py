@@ -1,10 +1,10 @@
-"""Exact posterior over partitions for small numbers of items.
+r"""Exact posterior over partitions for small numbers of items.
 
 For a model with a :class:`~pymc_partition.Partition` variable and conjugate
 :class:`~pymc_partition.MarginalLikelihood` terms, the unnormalized log posterior of a partition
 ``z`` with blocks ``B_1..B_C`` is
 
-.. math:: \\log_g[C] + \\sum_c \\big(\\log_h[|B_c|] + \\log m(B_c)\\big)
+.. math:: \log_g[C] + \sum_c \big(\log_h[|B_c|] + \log m(B_c)\big)
 
 with ``log m(B)`` the family's closed-form log marginal likelihood of the summed statistics of
 block ``B``. :func:`exact_posterior` computes
@@ -34,8 +34,8 @@ __all__ = ["exact_posterior", "ExactPosterior", "MAX_DP_ITEMS", "MAX_ENUM_ITEMS"
 
 #: Largest ``n_items`` for log Z and co-clustering (2^20 subsets; ~0.3 GB and tens of seconds).
 MAX_DP_ITEMS = 20
-#: Largest ``n_items`` for ``top(k)`` enumeration (B(15) = 1.4e9 states, ~15 s on two cores;
-#: B(16) = 1.0e10 would take minutes).
+#: Largest ``n_items`` for ``top(k)`` enumeration (B(15) = 1.4e9 states; B(16) = 1.0e10, seven
+#: times as many, would take minutes).
 MAX_ENUM_ITEMS = 15
 #: Largest ``k`` for ``top(k)``: each thread keeps a heap of ``k`` states (16 bytes each).
 MAX_TOP_K = 10_000_000
@@ -87,15 +87,19 @@ class _Progress:
 
 @contextlib.contextmanager
 def _dp_threads(n):
-    """Dynamic chunking for the level-parallel dynamic programs (only those of more than
-    ``_DP_SERIAL_ITEMS`` items run in parallel: see :func:`_dp_kernel`)."""
+    """Use dynamic chunking for the level-parallel dynamic programs.
+
+    Only those of more than ``_DP_SERIAL_ITEMS`` items run in parallel: see :func:`_dp_kernel`.
+    """
     with numba.parallel_chunksize(_DP_CHUNK):
         yield
 
 
 def _dp_kernel(name, n):
-    """The serial compilation of dynamic program ``name`` up to ``_DP_SERIAL_ITEMS`` items
-    (threads do not pay there, and it compiles in half the time), else the parallel one."""
+    """Return the compiled dynamic program ``name``: serial up to ``_DP_SERIAL_ITEMS`` items, else parallel.
+
+    Threads do not pay at those sizes, and the serial compilation takes half the time.
+    """
     return getattr(K, name + "_serial" if n <= _DP_SERIAL_ITEMS else name)
 
 
@@ -351,7 +355,7 @@ class ExactPosterior:
         self.timings["enumeration"] = time.perf_counter() - t0
 
     def top(self, k=10):
-        """The ``k`` most probable partitions and their exact posterior probabilities.
+        """Return the ``k`` most probable partitions and their exact posterior probabilities.
 
         Enumerates all ``B(n)`` partitions on the first call (or when ``k`` exceeds what is
         cached), keeping the best ``max(k, top_k)``.

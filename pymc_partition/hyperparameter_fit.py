@@ -1,5 +1,6 @@
-"""Empirical Bayes for any family: maximize the marginal likelihood of an allocation over the
-family's hyperparameters, with standard errors from the observed information.
+"""Empirical Bayes for any family: maximize the marginal likelihood of an allocation.
+
+Over the family's hyperparameters, with standard errors from the observed information.
 
 The objective is the family's own pytensor graph (``log_marginal`` of the clusters' summed
 statistics, the statistics themselves a graph when they depend on a fitted hyperparameter), with

@@ -22,8 +22,7 @@ so the hyperparameters ``theta`` are identified only through that distribution. 
 ``NormalInverseWishart``
     ``y ~ multivariate Student-t(nu0 - V + 1 dof, location mu0,
     scale psi0 (1 + 1/kappa0) / (nu0 - V + 1))``; ``psi0`` is kept as given, and ``kappa0`` and
-    ``nu0`` are told apart only by the tail weight, as above (the fit that ran 224 s to the
-    boundary).
+    ``nu0`` are told apart only by the tail weight, as above.
 ``BetaBernoulli`` (per variable)
     ``y ~ Bernoulli(a / (a + b))``: ``a`` and ``b`` together are a ridge (any ``c a, c b``).
 ``DirichletCategorical``

@@ -54,14 +54,13 @@ class MarginalLikelihoodRV(RandomVariable):
 
     @staticmethod
     def params_of(var):
-        """The inputs of MarginalLikelihood variable ``var``, by name
-        (:data:`MarginalLikelihoodParams`)."""
+        """Return the inputs of MarginalLikelihood variable ``var``, by name (:data:`MarginalLikelihoodParams`)."""
         node = var.owner
         partition, item_stats, *hyperparameters, item_index = node.op.dist_params(node)
         return MarginalLikelihoodParams(partition, item_stats, tuple(hyperparameters), item_index)
 
     def family_at(self, params):
-        """The family with its random hyperparameters replaced by ``params`` (tensors or numbers)."""
+        """Return the family with its random hyperparameters replaced by ``params`` (tensors or numbers)."""
         if not self.param_names:
             return self.family
         return self.family.replace_params(dict(zip(self.param_names, params)))
@@ -72,9 +71,10 @@ class MarginalLikelihoodRV(RandomVariable):
         return (int(rows), int(n_vars))
 
     def rng_fn(self, rng, z, item_stats, *rest):
-        """Data given the partition and the hyperparameters (cluster parameters drawn from
-        their prior): what ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive``
-        draw."""
+        """Draw data given the partition and the hyperparameters (cluster parameters drawn from their prior).
+
+        What ``pm.sample_prior_predictive`` and ``pm.sample_posterior_predictive`` draw.
+        """
         *params, item_index, size = rest
         family = self.family_at([np.asarray(p, dtype=float) for p in params])
         rows, n_vars = self._supp_shape_from_params(None)
@@ -205,7 +205,7 @@ _RETURNS_NEXT_RNG = "return_next_rng" in inspect.signature(RandomVariable.__call
 
 
 def _current_value(var):
-    """Current numbers of a graph of ``pm.Data`` (shared) variables and constants."""
+    """Return the current numbers of a graph of ``pm.Data`` (shared) variables and constants."""
     from pytensor.graph.traversal import ancestors
 
     free = [a for a in ancestors([var]) if a.owner is None and not isinstance(a, (pt.TensorConstant,))
@@ -230,9 +230,10 @@ def rows_changed_message(n_rows, name=None, now=None):
 
 
 def _keep_rows(x, n_rows):
-    """``x`` checked, whenever the graph is evaluated, to have the ``n_rows`` rows the item
-    index was built for (``pm.set_data`` with other rows fails otherwise deep in pytensor, with
-    "array is not broadcastable")."""
+    """``x`` checked, whenever the graph is evaluated, to have the ``n_rows`` rows of the item index.
+
+    ``pm.set_data`` with other rows fails otherwise deep in pytensor, with "array is not broadcastable".
+    """
     from pytensor.raise_op import CheckAndRaise
 
     return CheckAndRaise(ValueError, rows_changed_message(n_rows))(x, pt.eq(x.shape[0], n_rows))

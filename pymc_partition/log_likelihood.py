@@ -39,10 +39,12 @@ def _rows_per_chunk(n_stats):
 
 
 def _block(labels, item_stats, log_marginal):
-    """``(s, N)`` log predictives of ``s`` label vectors (labels in ``0..N-1``): one call of
-    ``log_marginal(rows, row_state)`` for the occupied clusters and each shared cluster without
-    one of its items (``row_state``: the label vector each row belongs to). ``item_stats``:
-    ``(N, k)``, or ``(s, N, k)`` when they differ between the label vectors."""
+    """``(s, N)`` log predictives of ``s`` label vectors (labels in ``0..N-1``).
+
+    One call of ``log_marginal(rows, row_state)`` for the occupied clusters and each shared cluster without one of its
+    items (``row_state``: the label vector each row belongs to). ``item_stats``: ``(N, k)``, or ``(s, N, k)`` when they
+    differ between the label vectors.
+    """
     s, n = labels.shape
     flat = (np.arange(s)[:, None] * n + labels).ravel()  # cluster of each (state, item)
     order = np.argsort(flat, kind="stable")
@@ -106,8 +108,10 @@ def _state_keys(flat_labels, n_items):
 
 
 def _fixed_term(flat_labels, term, out):
-    """Fill ``out`` (draws, N) for a term with fixed numbers: evaluated once per visited state,
-    the states in chunks, each chunk's values written to the draws that visited them."""
+    """Fill ``out`` (draws, N) for a term with fixed numbers.
+
+    Evaluated once per visited state, the states in chunks, each chunk's values written to the draws that visited them.
+    """
     from .state import keys_to_labels
 
     n_items = flat_labels.shape[1]
@@ -125,9 +129,11 @@ def _fixed_term(flat_labels, term, out):
 
 
 def _random_term(flat_labels, reader, draws_of, out, n_draw):
-    """Fill ``out`` (draws, N) for a term whose numbers depend on random variables: each draw at
-    its own values (``draws_of[name]``: (chain * draw, ...) posterior values, ``n_draw`` draws
-    per chain), in chunks of draws."""
+    """Fill ``out`` (draws, N) for a term whose numbers depend on random variables.
+
+    Each draw at its own values (``draws_of[name]``: (chain * draw, ...) posterior values, ``n_draw`` draws per chain),
+    in chunks of draws.
+    """
     from .state import canonicalize
 
     n_items = flat_labels.shape[1]
@@ -171,8 +177,10 @@ def _draws_of(posterior, names, term_name):
 
 
 def sampled_posterior(idata):
-    """The posterior group of what ``pm.sample`` returned (InferenceData or DataTree), or a
-    TypeError / ValueError saying what was passed instead."""
+    """Return the posterior group of what ``pm.sample`` returned (InferenceData or DataTree).
+
+    Else a TypeError / ValueError saying what was passed instead.
+    """
     from arviz_regen.xr.containers import get_group, group_names, is_datatree, is_inference_data
 
     if not (is_inference_data(idata) or is_datatree(idata)):

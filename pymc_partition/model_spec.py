@@ -12,6 +12,8 @@ by a partition step at every step. Op inputs are read by name, through
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -49,12 +51,12 @@ def is_partition_rv(var):
 
 
 def find_partition_vars(model):
-    """The free random variables of ``model`` that are :class:`Partition` variables."""
+    """Return the free random variables of ``model`` that are :class:`Partition` variables."""
     return [rv for rv in model.free_RVs if is_partition_rv(rv)]
 
 
 def likelihood_terms(model, rv):
-    """The ``MarginalLikelihood`` variables of ``model`` attached to the partition ``rv``."""
+    """Return the ``MarginalLikelihood`` variables of ``model`` attached to the partition ``rv``."""
     return [
         obs for obs in model.observed_RVs
         if isinstance(obs.owner.op, MarginalLikelihoodRV)
@@ -94,8 +96,11 @@ def _evaluate_at(model, graphs, point):
 
 
 def _call_at_point(fn, names, values):
-    """``fn(*values)``; a parameter outside its domain there is a ValueError saying where and what
-    to do, not PyTensor's bare "ParameterValueError: alpha > 0"."""
+    """Call ``fn(*values)``, with a clear error for a parameter outside its domain.
+
+    A parameter outside its domain there is a ValueError saying where and what to do, not PyTensor's bare
+    "ParameterValueError: alpha > 0".
+    """
     from pymc.logprob.utils import ParameterValueError
 
     try:
@@ -112,8 +117,10 @@ def _call_at_point(fn, names, values):
 
 
 def partition_graphs(model, rv):
-    """The graphs a partition's numbers are read from: its prior's parameters, and each of its
-    ``MarginalLikelihood`` terms' inputs and observed values."""
+    """Return the graphs a partition's numbers are read from.
+
+    Its prior's parameters, and each of its ``MarginalLikelihood`` terms' inputs and observed values.
+    """
     graphs = list(PartitionRV.params_of(rv))
     for obs in likelihood_terms(model, rv):
         graphs += [*obs.owner.inputs, model.rvs_to_values[obs]]
@@ -161,8 +168,11 @@ class RandomHyperparameterError(NotImplementedError):
 
 
 def _numbers(model, rv, graphs, point):
-    """Numeric values of ``graphs``: constants as they are; graphs of ``pm.Data`` at their current
-    values; graphs of the model's random variables at ``point``."""
+    """Numeric values of ``graphs``.
+
+    Constants as they are; graphs of ``pm.Data`` at their current values; graphs of the model's random variables at
+    ``point``.
+    """
     if all(isinstance(g, Constant) for g in graphs):
         return [np.asarray(g.data, dtype=float) for g in graphs]
     free = sorted({a.name for a in ancestors(graphs) if a in set(model.free_RVs) and a is not rv})
@@ -183,8 +193,10 @@ def _numbers(model, rv, graphs, point):
 
 
 def _current_data(model, obs):
-    """The current numbers of ``obs``'s data (``pm.Data`` may have changed), with as many rows
-    as the model was built for (else a ValueError saying why they must)."""
+    """Return the current numbers of ``obs``'s data (``pm.Data`` may have changed).
+
+    With as many rows as the model was built for (else a ValueError saying why they must).
+    """
     from .likelihood import rows_changed_message
 
     data = model.rvs_to_values.get(obs)
@@ -214,9 +226,11 @@ def _explain_stats(obs, family, data, stats):
 
 
 def likelihood_term(model, rv, obs, point=None):
-    """The :class:`LikelihoodTerm` of the ``MarginalLikelihood`` ``obs`` of partition ``rv``: its
-    family and per-item statistics, at ``point`` when they depend on random variables (else
-    :class:`RandomHyperparameterError`, as :func:`partition_spec`)."""
+    """Return the :class:`LikelihoodTerm` of the ``MarginalLikelihood`` ``obs`` of partition ``rv``.
+
+    Its family and per-item statistics, at ``point`` when they depend on random variables (else
+    :class:`RandomHyperparameterError`, as :func:`partition_spec`).
+    """
     op, inputs = obs.owner.op, MarginalLikelihoodRV.params_of(obs)
     data = _current_data(model, obs)
     stats, *params = _numbers(model, rv, [inputs.item_stats, *inputs.hyperparameters], point)
@@ -262,6 +276,22 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
         )
     n_items = log_g.shape[0] - 1
     terms = [likelihood_term(model, rv, obs, point) for obs in likelihood_terms(model, rv)]
+    _check_conjugate_terms(model, rv)
+    if require_likelihood and not terms:
+        raise ValueError(
+            f"No pmp.MarginalLikelihood depends on the partition {rv.name!r}; add one, e.g. "
+            f"pmp.MarginalLikelihood('y', partition={rv.name}, family=..., observed=...)."
+        )
+    prior = getattr(rv.tag, "partition_prior", None)
+    if prior is not None and prior.is_random:
+        values = {k: getattr(prior, k) for k in prior.random_params}
+        numbers = _evaluate_at(model, list(values.values()), point)
+        prior = prior.with_values(**{k: float(v) for k, v in zip(values, numbers)})
+    return PartitionSpec(rv.name, n_items, log_g, log_h, tuple(terms), prior)
+
+
+def _check_conjugate_terms(model, rv):
+    """Refuse terms other than ``MarginalLikelihood`` that depend on the partition."""
     # other terms may sit in the model, but none may depend on the partition: the samplers
     # and the exact posterior score partitions from the prior tables and the terms alone
     others = [
@@ -275,17 +305,6 @@ def partition_spec(model=None, var=None, require_likelihood=True, point=None):
             "terms; partition samplers and the exact posterior only handle conjugate "
             "likelihood terms."
         )
-    if require_likelihood and not terms:
-        raise ValueError(
-            f"No pmp.MarginalLikelihood depends on the partition {rv.name!r}; add one, e.g. "
-            f"pmp.MarginalLikelihood('y', partition={rv.name}, family=..., observed=...)."
-        )
-    prior = getattr(rv.tag, "partition_prior", None)
-    if prior is not None and prior.is_random:
-        values = {k: getattr(prior, k) for k in prior.random_params}
-        numbers = _evaluate_at(model, list(values.values()), point)
-        prior = prior.with_values(**{k: float(v) for k, v in zip(values, numbers)})
-    return PartitionSpec(rv.name, n_items, log_g, log_h, tuple(terms), prior)
 
 
 class HyperparameterReader:
@@ -335,9 +354,11 @@ class HyperparameterReader:
 
     @classmethod
     def from_function(cls, op, inputs, fn):
-        """A reader of ``fn(*values)``, the same numbers as a compiled reader's, as a function of
-        other ``inputs`` (e.g. the random variables' posterior values rather than the value
-        variables a step reads); not picklable."""
+        """Return a reader of ``fn(*values)``, the same numbers as a compiled reader's, from other ``inputs``.
+
+        The inputs are e.g. the random variables' posterior values rather than the value variables a step reads; not
+        picklable.
+        """
         self = cls.__new__(cls)
         self.op = op
         self.inputs = list(inputs)
@@ -358,55 +379,79 @@ class HyperparameterReader:
         self._call = self._dispatcher()
 
     def _dispatcher(self):
-        """numba's dispatcher of the function, without PyTensor's Python wrapper (tens of us a
-        call), when the function's inputs are exactly ours (no ``pm.Data`` read implicitly)."""
+        """Numba's dispatcher of the function, without PyTensor's Python wrapper.
+
+        Only when the function's inputs are exactly ours (no ``pm.Data`` read implicitly).
+        """
         fn = self._compiled
         jit_fn = getattr(fn.vm, "jit_fn", None)
         return jit_fn if jit_fn is not None and len(fn.input_storage) == len(self.inputs) + 1 else fn
 
     def _fn(self, *values):
-        """The compiled function at the inputs' ``values`` (arrays of their dtypes)."""
+        """Return the compiled function at the inputs' ``values`` (arrays of their dtypes)."""
         return self._call(*values, self._consts)
 
     def forget(self):
         """Forget the values last read: the next :meth:`read` returns the numbers."""
         self._last = None
 
+    def spec(self, model, rv, point):
+        """Return the :class:`~pymc_partition.spec.PartitionSpec` at ``point``, from one read.
+
+        What :func:`partition_spec` with ``point`` gives (its prior left symbolic), from one call
+        of the compiled function: nothing else is compiled. :meth:`read` then returns None at
+        ``point``.
+        """
+        obs = likelihood_terms(model, rv)[0]
+        data = _current_data(model, obs)
+        if data is not None and not np.all(np.isfinite(data)):
+            _explain_stats(obs, self.op.family, data, None)  # says which data
+        self.forget()
+        numbers = self.read(point)
+        _check_conjugate_terms(model, rv)
+        term = LikelihoodTerm(obs.name, numbers.family, np.ascontiguousarray(numbers.item_stats))
+        n_items = numbers.log_g.shape[0] - 1
+        return PartitionSpec(rv.name, n_items, numbers.log_g, numbers.log_h, (term,),
+                             getattr(rv.tag, "partition_prior", None))  # fmt: skip
+
     def read(self, point):
-        """The :class:`~pymc_partition.spec.HyperparameterNumbers` at ``point``, or None if the
-        hyperparameters did not change since the last call."""
+        """Return the :class:`~pymc_partition.spec.HyperparameterNumbers` at ``point``.
+
+        Or None if the hyperparameters did not change since the last call.
+        """
         values = [np.asarray(point[n], dtype=d) for n, d in zip(self.names, self._dtypes)]
-        if self._last is not None and all(np.array_equal(a, b) for a, b in zip(values, self._last)):
+        # their bytes: one comparison (np.array_equal per variable cost more than the rest)
+        key = b"".join([v.tobytes() for v in values])
+        if key == self._last:
             return None
-        self._last = [v.copy() for v in values]
-        try:
-            outs = _call_at_point(self._fn, self.names, values)
-        except ValueError:
-            self._last = None
-            raise
+        outs = _call_at_point(self._fn, self.names, values)
         log_g, log_h, stats, *params, item_lm = (np.asarray(x, dtype=float) for x in outs)
         numbers = dict(zip(self.op.param_names, params))
         if self._validate:
             family = self.op.family.with_values(**numbers)
         else:
             family = self.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
-        if np.isnan(log_g).any() or not np.all(np.isfinite(stats)):
-            raise ValueError(
-                f"At {dict(zip(self.names, values))} the partition's prior tables or likelihood "
-                "statistics are not finite: a hyperparameter is outside its domain."
-            )
-        if not np.all(np.isfinite(item_lm)):
-            from .families.evaluability import check_log_marginals
+        # the sums first (finite sums: finite entries, and no NaN in log_g); the entries only if not
+        if not (math.isfinite(stats.sum()) and math.isfinite(item_lm.sum()) and not math.isnan(log_g.sum())):
+            if np.isnan(log_g).any() or not np.all(np.isfinite(stats)):
+                raise ValueError(
+                    f"At {dict(zip(self.names, values))} the partition's prior tables or likelihood "
+                    "statistics are not finite: a hyperparameter is outside its domain."
+                )
+            if not np.all(np.isfinite(item_lm)):
+                from .families.evaluability import check_log_marginals
 
-            at = dict(zip(self.names, values))
-            check_log_marginals(family, stats, item_lm, lambda i: f"item {i} alone (at {at})")
+                at = dict(zip(self.names, values))
+                check_log_marginals(family, stats, item_lm, lambda i: f"item {i} alone (at {at})")
+        self._last = key  # read and checked: the same values need no new read
         return HyperparameterNumbers(log_g, log_h, stats, family, item_lm)
 
 
 class TermDrawReader:
-    """A likelihood term's numbers as functions of the posterior draws of the random variables
-    they depend on (their values as the posterior holds them, not the transformed value
-    variables): what each draw's pointwise log likelihood needs, for a batch of draws at once.
+    """A likelihood term's numbers as functions of the posterior draws of the random variables.
+
+    Their values as the posterior holds them, not the transformed value variables: what each draw's pointwise log
+    likelihood needs, for a batch of draws at once.
 
     Parameters
     ----------
@@ -461,9 +506,11 @@ class TermDrawReader:
             self._lm_one = python_function([s_row, *params], lm_row)
 
     def numbers(self, values):
-        """``(item_stats, params)`` of a batch of draws: ``values`` of :attr:`names`, in order,
-        each with the batch as its first axis; ``item_stats`` ``(draws, N, k)``, each of
-        ``params`` ``(draws, ...)``."""
+        """``(item_stats, params)`` of a batch of draws.
+
+        ``values`` of :attr:`names`, in order, each with the batch as its first axis; ``item_stats`` ``(draws, N, k)``,
+        each of ``params`` ``(draws, ...)``.
+        """
         values = [np.asarray(v, dtype=d) for v, d in zip(values, self._dtypes)]
         n = values[0].shape[0]
         if self._numbers is not None:
@@ -476,16 +523,20 @@ class TermDrawReader:
         return out[0], out[1:]
 
     def log_marginal(self, rows, params):
-        """``(rows,)`` cluster log marginals of ``rows`` ``(rows, k)``, each at its own
-        hyperparameters ``params`` (one array ``(rows, ...)`` per hyperparameter)."""
+        """``(rows,)`` cluster log marginals of ``rows`` ``(rows, k)``, each at its own hyperparameters.
+
+        ``params``: one array ``(rows, ...)`` per hyperparameter.
+        """
         if self._lm is not None:
             return np.asarray(self._lm(rows, *params)[0], dtype=float)
         return np.array([float(self._lm_one(r, *[p[j] for p in params])) for j, r in enumerate(rows)])
 
 
 def _vectorized(inputs, outputs, python_function):
-    """``outputs`` of ``inputs`` batched over a new first axis of every input, run by PyTensor's
-    Python linker; None if the graph does not vectorize (the caller then loops, same numbers)."""
+    """Return ``outputs`` of ``inputs`` batched over a new first axis of every input.
+
+    Run by PyTensor's Python linker; None if the graph does not vectorize (the caller then loops, same numbers).
+    """
     import pytensor.tensor as pt
     from pytensor.graph.replace import vectorize_graph
 
@@ -536,18 +587,20 @@ class HyperparameterBlock:
     """
 
     def theta(self, point):
-        """The block's values in ``point``, raveled into one float64 vector."""
+        """Return the block's values in ``point``, raveled into one float64 vector."""
         return _ravel(point, self.names)
 
     def rest(self, point):
-        """The density's ``rest`` input: the other variables' values it reads, raveled, then
-        :attr:`rest_constants`."""
+        """Return the density's ``rest`` input.
+
+        The other variables' values it reads, raveled, then :attr:`rest_constants`.
+        """
         if not self.rest_names:
             return self.rest_constants
         return np.concatenate([_ravel(point, self.rest_names), self.rest_constants])
 
     def item_stats_at(self, point):
-        """The per-item statistics at ``point`` (they change with :attr:`stats_names` only)."""
+        """Return the per-item statistics at ``point`` (they change with :attr:`stats_names` only)."""
         if self._stats_fn is None:
             return self.item_stats
         values = [np.asarray(point[n]) for n in self.stats_names]
@@ -591,8 +644,11 @@ def _vector_slices(vector, values, point):
 
 
 def _escobar_west_row(model, rv, index, prior, other_uses):
-    """``(index, shape, rate, log_scale)`` when ``rv`` is a DP concentration with a constant
-    Gamma prior used nowhere else on PyMC's log or no transform, else None."""
+    """Return the Escobar--West parameters of ``rv``, or None.
+
+    ``(index, shape, rate, log_scale)`` when ``rv`` is a DP concentration with a constant Gamma prior used nowhere else
+    on PyMC's log or no transform.
+    """
     from pytensor.graph.traversal import graph_inputs
     from pytensor.tensor.random.basic import GammaRV
 
@@ -616,7 +672,7 @@ def _escobar_west_row(model, rv, index, prior, other_uses):
 
 
 def hyperparameter_block(model, vars, point):
-    """The :class:`HyperparameterBlock` of value variables ``vars`` hanging off one partition.
+    """Return the :class:`HyperparameterBlock` of value variables ``vars`` hanging off one partition.
 
     Parameters
     ----------
@@ -742,8 +798,8 @@ def hyperparameter_block(model, vars, point):
     out.rest_names, out.rest_shapes, out.rest_constants = [], [], np.zeros(0)
     if out.slice_index:
         # terms of the Escobar-West coordinates alone are constant for the slice updates
-        sliced = {v for v, shape, start in zip(vars, out.shapes, np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes]))
-                  if start in out.slice_index}  # fmt: skip
+        starts = np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes])
+        sliced = {v for v, start in zip(vars, starts) if start in out.slice_index}
         parts = [g for g, used in parts if used & sliced]
         total = pt.add(*parts) if len(parts) > 1 else parts[0]
         rest_vars = [v for v in model.value_vars if v in set(ancestors([total])) and v not in block]
@@ -774,9 +830,11 @@ def hyperparameter_block(model, vars, point):
 
 
 def _logp_terms(model, vars):
-    """``model.logp(vars=vars, sum=False)`` (PyMC's Jacobians included), built from ``vars``
-    alone when their graphs involve no other random variable: ``model.logp`` rewrites the whole
-    model's graph, partition and likelihood included, at every call (0.1-0.3 s)."""
+    """``model.logp(vars=vars, sum=False)`` (PyMC's Jacobians included).
+
+    Built from ``vars`` alone when their graphs involve no other random variable: ``model.logp`` rewrites the whole
+    model's graph, partition and likelihood included, at every call.
+    """
     from pymc.logprob.basic import transformed_conditional_logp
 
     if not vars:
@@ -820,8 +878,7 @@ _DENSITIES = _LRU(32)
 
 
 def _hoist_constants(graph, rest, n_rest):
-    """``graph`` (a variable or a list) with its floating-point constants read from a longer
-    ``rest`` vector.
+    """``graph`` (a variable or a list) with its floating-point constants read from a longer ``rest`` vector.
 
     Returns ``(graph, rest, values)``: the new graph (or list), its new ``rest`` input (the old one's
     ``n_rest`` entries first, then each constant raveled) and the constants' values (float64),
@@ -862,10 +919,12 @@ _FUNCTIONS = _LRU(32)
 
 
 def _shared_function(inputs, outputs):
-    """``(fn, consts)``: ``fn(*inputs, consts)`` computes ``outputs`` (compiled with
-    :func:`compile_function`, inputs trusted: give arrays of the inputs' dtypes), their
-    floating-point constants read from the vector ``consts`` (:func:`_hoist_constants`); one
-    compiled function per graph structure in a process."""
+    """Compile ``outputs`` once per graph structure: ``(fn, consts)``.
+
+    ``fn(*inputs, consts)`` computes ``outputs`` (compiled with :func:`compile_function`, inputs trusted: give arrays of
+    the inputs' dtypes), their floating-point constants read from the vector ``consts`` (:func:`_hoist_constants`); one
+    compiled function per graph structure in a process.
+    """
     outputs, consts_in, consts = _hoist_constants(list(outputs), pt.dvector("consts"), 0)
     key = _structure_key(list(inputs) + [consts_in], outputs)
     fn = _FUNCTIONS.get(key) if key is not None else None
@@ -878,8 +937,10 @@ def _shared_function(inputs, outputs):
 
 
 def _fold_constants(graphs):
-    """``graphs`` with every subgraph of constants alone computed (PyTensor's constant folding):
-    what reads only the data is then one constant, read per call rather than recomputed."""
+    """``graphs`` with every subgraph of constants alone computed (PyTensor's constant folding).
+
+    What reads only the data is then one constant, read per call rather than recomputed.
+    """
     from pytensor.graph.fg import FunctionGraph
     from pytensor.graph.replace import graph_replace
     from pytensor.graph.traversal import graph_inputs
@@ -894,8 +955,10 @@ def _fold_constants(graphs):
 
 
 def _structure_key(inputs, outputs):
-    """A hashable key equal for graphs that compute the same function of ``inputs`` (the same
-    ops on the same inputs and integer constants), or None if an op cannot be hashed."""
+    """Return a hashable key equal for graphs that compute the same function of ``inputs``.
+
+    The same ops on the same inputs and integer constants; None if an op cannot be hashed.
+    """
     from pytensor.graph.traversal import io_toposort
 
     index = {v: ("in", i, v.type) for i, v in enumerate(inputs)}

@@ -32,8 +32,10 @@ _REGISTERED = []
 
 
 def _source_hash(*modules):
-    """Hash of this module's and the kernels' source files: PyTensor's on-disk cache of a compiled
-    graph must not outlive a change of the code compiled into it."""
+    """Hash of this module's and the kernels' source files.
+
+    PyTensor's on-disk cache of a compiled graph must not outlive a change of the code compiled into it.
+    """
     digest = hashlib.sha256()
     for module in (sys.modules[__name__], *modules):
         digest.update(Path(module.__file__).read_bytes())
@@ -41,7 +43,7 @@ def _source_hash(*modules):
 
 
 def _cache_key(*parts):
-    """An integer key (what ``numba_core_rv_funcify`` may return) identifying a core function."""
+    """Return an integer key (what ``numba_core_rv_funcify`` may return) identifying a core function."""
     return int(hashlib.sha256(repr(parts).encode()).hexdigest()[:15], 16)
 
 

@@ -38,7 +38,7 @@ NEG_INF = -np.inf
 
 
 def gibbs_type_coefficients(log_h, rtol=1e-9):
-    """``(a, b)`` with ``h(n+1)/h(n) = b n + a`` for ``n = 1..N-1``, or ``None`` if ``h`` is not so."""
+    """Return ``(a, b)`` with ``h(n+1)/h(n) = b n + a`` for ``n = 1..N-1``, or ``None`` if ``h`` is not so."""
     ok, a, b = _gibbs_coefficients(np.ascontiguousarray(log_h, dtype=np.float64), float(rtol))
     return (a, b) if ok else None
 
@@ -177,8 +177,7 @@ def _draw_gibbs_type(log_g, log_h, a, b, rng, n_draws):
     log_h1 = log_h[1]
     block = max(1, int(math.ceil(math.sqrt(n))))
     # numba keeps no state between calls: the checkpoints are looked up in Python, which costs
-    # less than recomputing them from 16 items on (4.7 against 7.4 us per draw, 78 against
-    # 1270 us at 256 items)
+    # less than recomputing them from 16 items on (docs/performance.md, "Figures behind the code")
     with numba.objmode(ck="float64[:, ::1]"):
         ck = _cached_checkpoints(log_g, a, b, log_h1, block)
     return _draw(log_g, a, b, log_h1, block, ck, rng, n_draws)
@@ -210,9 +209,11 @@ def _prefix_weights(log_g, log_h):
 
 @njit(cache=True)
 def _draw_generic(log_g, log_h, rng, n_draws):
-    """Exact draws from any exchangeable prior: block by block, the block of the first item left
-    has size ``k`` with probability proportional to ``binom(m-1, k-1) h(k) V[m-k, j+1]`` and its
-    other members are a uniform subset of the items left."""
+    """Draw exactly from any exchangeable prior, block by block.
+
+    The block of the first item left has size ``k`` with probability proportional to ``binom(m-1, k-1) h(k) V[m-k,
+    j+1]`` and its other members are a uniform subset of the items left.
+    """
     n = log_g.shape[0] - 1
     V = _prefix_weights(log_g, log_h)
     labels = np.empty((n_draws, n), dtype=np.int64)

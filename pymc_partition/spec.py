@@ -49,8 +49,9 @@ class PartitionSpec:
 
     @classmethod
     def from_data(cls, prior, family, values, item_index=None, name="z"):
-        """The spec of a partition with a fixed ``prior`` and one likelihood term, built without
-        a PyMC model (what ``Partition`` + ``MarginalLikelihood`` give).
+        """Build the spec of a partition with a fixed ``prior`` and one likelihood term without a PyMC model.
+
+        What ``Partition`` + ``MarginalLikelihood`` give.
 
         Parameters
         ----------
@@ -134,9 +135,11 @@ class StackedFamily(ConjugateFamily):
 
 
 class HyperparameterNumbers(NamedTuple):
-    """The numbers of a spec at new values of its random hyperparameters, as a partition step
-    reads them from the point (:class:`pymc_partition.model_spec.HyperparameterReader`) and
-    hands them to its engine (:meth:`pymc_partition.engine.PartitionKernel.refresh`)."""
+    """The numbers of a spec at new values of its random hyperparameters.
+
+    As a partition step reads them from the point (:class:`pymc_partition.model_spec.HyperparameterReader`) and hands
+    them to its engine (:meth:`pymc_partition.engine.PartitionKernel.refresh`).
+    """
 
     log_g: np.ndarray
     log_h: np.ndarray

@@ -48,7 +48,8 @@ def random_model(family, prior, n, seed):
         elif family == "niw":
             y = np.where(group, -1.5, 1.5)[:, None] + rng.normal(0, 1.2, (n, 2))
             fam = pmp.NormalInverseWishart(mu0=rng.normal(0, 1, 2), kappa0=rng.uniform(0.2, 2.0),
-                                           nu0=rng.uniform(3.0, 6.0), psi0=np.eye(2) * rng.uniform(0.5, 2.0))  # fmt: skip
+                                           nu0=rng.uniform(3.0, 6.0),
+                                           psi0=np.eye(2) * rng.uniform(0.5, 2.0))  # fmt: skip
         elif family == "bernoulli":
             y = (rng.random((n, 4)) < np.where(group, 0.2, 0.8)[:, None]).astype(float)
             fam = pmp.BetaBernoulli(a=rng.uniform(0.3, 3.0), b=rng.uniform(0.3, 3.0))

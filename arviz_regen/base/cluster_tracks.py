@@ -174,7 +174,7 @@ def build_tracks(ulabels, seq, first, weights):
 
 
 def _separate_tracks(labels, weights):
-    """:class:`Tracks` of draws that are each a chain of their own: nothing to match or scan.
+    """Build the :class:`Tracks` of draws that are each a chain of their own (nothing to match or scan).
 
     Every cluster of draw t is a track of one epoch (weight w_t), every item has one segment per
     draw; as :func:`_scan` numbers them, without compiling it.
@@ -197,7 +197,7 @@ def _separate_tracks(labels, weights):
 
 
 def _scanned_tracks(ulabels, seq, first, weights):
-    """:class:`Tracks` by two passes of :func:`_scan` (count, then record)."""
+    """Build the :class:`Tracks` by two passes of :func:`_scan` (count, then record)."""
     n = ulabels.shape[1]
     bound = int((ulabels.max(axis=1) + 1)[seq].sum()) + 1  # epochs, tracks ≤ clusters summed over draws
     work = np.empty((WORK_ROWS, n + 1), dtype=np.int64)

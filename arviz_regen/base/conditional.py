@@ -1,5 +1,6 @@
-"""The conditional (discrete Stein) check's test: chain means of per-draw Stein terms against
-zero, with multivariate batch-means standard errors (numpy core, no xarray).
+"""The conditional (discrete Stein) check's test on per-draw Stein terms (numpy core, no xarray).
+
+Chain means of the terms against zero, with multivariate batch-means standard errors.
 
 The terms (:mod:`pymc_partition.conditional_check` computes them; the maths is in
 ``docs/maths/conditional_check.md``) have mean zero under the target whatever sampler produced
@@ -66,8 +67,10 @@ class ConditionalTest(NamedTuple):
 
 
 def _batch_cov(x, b, grand):
-    """``b / (A - 1) sum (Y - grand)(Y - grand)'`` over the ``A`` batch means ``Y`` of size ``b``
-    of every chain of ``x (M, N, p)``, and ``A``."""
+    """Return the batch-means covariance of every chain of ``x (M, N, p)`` and the number of batches.
+
+    ``b / (A - 1) sum (Y - grand)(Y - grand)'`` over the ``A`` batch means ``Y`` of size ``b``.
+    """
     M, N, p = x.shape
     a = N // b
     Y = x[:, : a * b].reshape(M, a, b, p).mean(axis=2).reshape(M * a, p) - grand
@@ -78,8 +81,11 @@ def _batch_cov(x, b, grand):
 
 
 def batch_length(x, tau_factor=TAU_FACTOR):
-    """``max(floor(sqrt(N)), ceil(tau_factor * tau))`` (at most ``N // 2``) for ``x (M, N, p)``,
-    ``tau`` the largest integrated autocorrelation time of a chain's check."""
+    """Return the batch length for ``x (M, N, p)``.
+
+    ``max(floor(sqrt(N)), ceil(tau_factor * tau))`` (at most ``N // 2``), ``tau`` the largest integrated autocorrelation
+    time of a chain's check.
+    """
     from .autocorrelation import integrated_time
 
     _M, N, _p = x.shape

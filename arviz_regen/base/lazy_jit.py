@@ -145,7 +145,7 @@ class LazyModule:
 
 
 def lazy_import(name):
-    """A stand-in for ``import name`` that imports the module on first attribute access."""
+    """Return a stand-in for ``import name`` that imports the module on first attribute access."""
     return LazyModule(name)
 
 

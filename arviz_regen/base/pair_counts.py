@@ -15,8 +15,11 @@ __all__ = ["group", "add_pairs"]
 
 @lazy_njit(cache=True)
 def group(labels_u, order, cstart, pos):
-    """Counting sort of the items by label: cluster l holds ``order[cstart[l]:cstart[l + 1]]``
-    (ascending); ``pos[i]`` is the place of item i in ``order``. Labels must lie in 0 … n − 1."""
+    """Sort the items by label (counting sort).
+
+    Cluster l holds ``order[cstart[l]:cstart[l + 1]]`` (ascending); ``pos[i]`` is the place of item i in ``order``.
+    Labels must lie in 0 … n − 1.
+    """
     n = labels_u.shape[0]
     n_l = 0
     for i in range(n):

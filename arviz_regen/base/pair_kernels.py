@@ -282,7 +282,7 @@ def fill_half(arr, values, perm, i0, i1):
 
 
 def symmetrize_half(arr, diag, tile=256):
-    """arr + arrᵀ in place, tile by tile (no n × n temporary), then ``diag`` on the diagonal."""
+    """Set ``arr`` to arr + arrᵀ in place, tile by tile (no n × n temporary), then ``diag`` on the diagonal."""
     n = arr.shape[-1]
     for a in range(0, n, tile):
         for b in range(a, n, tile):

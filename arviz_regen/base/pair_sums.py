@@ -266,7 +266,7 @@ def pair_interval_sums(chain, block, intervals, state, t0, t1, cur):
 
 @lazy_njit(cache=True)
 def pair_run_sums(chain, block, ends, slots, state, t0, t1):
-    """The same sums by runs of identical states, for chains whose pairs change a lot per draw.
+    """Bring the same sums up to date by runs of identical states, for chains whose pairs change a lot per draw.
 
     Each run of identical states adds its length to the pairs it clusters together (O(pairs
     together)); at each interval end every pair's count since the slot's last end is its B
@@ -324,7 +324,7 @@ def pair_run_sums(chain, block, ends, slots, state, t0, t1):
 
 
 #: cost of settling one pair's change, of adding one pair of a run, and of reading one pair at
-#: an interval end, relative (measured on 2 cores: about 30, 1.5 and 3 ns)
+#: an interval end, relative (their measured times: docs/performance.md, "Figures behind the code")
 COST_CHANGE, COST_RUN_PAIR, COST_END_PAIR = 30.0, 1.5, 3.0
 
 
@@ -389,8 +389,10 @@ class PairSums:
         self.work = np.empty((WORK_ROWS, self.n + 1), dtype=np.int64)
 
     def run(self, idx, ulabels, slots, binv, tours, n_cols, snap_t=(), snap_cols=(), method="auto"):
-        """State (P, n_cols) at the end of the chain and the snapshots (E, len(snap_cols), P):
-        the columns ``snap_cols`` after the draws 0 … snap_t[e] − 1 (snap_t sorted).
+        """Run the chain; return its final state and the snapshots.
+
+        State (P, n_cols) at the end of the chain and the snapshots (E, len(snap_cols), P): the columns ``snap_cols``
+        after the draws 0 … snap_t[e] − 1 (snap_t sorted).
 
         ``method``: "changes" (:func:`pair_interval_sums`), "runs" (:func:`pair_run_sums`) or
         "auto", the cheaper for this chain by :func:`cheaper_by_runs`. Both give the same sums.

@@ -55,7 +55,7 @@ class Loss(NamedTuple):
             return np.where(m > 0, m * np.log2(np.maximum(m, 1.0)), 0.0)
 
     def scale(self, n):
-        """The factor s in front of the bracket: ½ (Binder) or 1/n (VI)."""
+        """Return the factor s in front of the bracket: ½ (Binder) or 1/n (VI)."""
         return 0.5 if self.name == "binder" else 1.0 / n
 
     @property
@@ -65,7 +65,7 @@ class Loss(NamedTuple):
 
 
 def parse_loss(loss, argname="loss"):
-    """A :class:`Loss` from ``"VI"``, ``"binder"``, ``("VI", a)``, ``("binder", a)`` or a Loss."""
+    """Return a :class:`Loss` from ``"VI"``, ``"binder"``, ``("VI", a)``, ``("binder", a)`` or a Loss."""
     if isinstance(loss, Loss):
         return loss
     a = 1.0

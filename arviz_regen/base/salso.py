@@ -59,7 +59,7 @@ _SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
 
 @lazy_njit(cache=True)
 def _psm_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
-    """The "psm" route: scores and losses from the co-clustering matrix ρ.
+    """Compute the "psm" route: scores and losses from the co-clustering matrix ρ.
 
     ``d`` = (ρ, S) with S[0, j, k] = Σ_{l ∈ k} ρ_jl kept up to date by the moves (O(n) a move,
     O(K) a score instead of O(n)), S[1] a copy (zealous updates); ``truth_term`` Σ_{i<j} ρ_ij.
@@ -114,7 +114,7 @@ def _psm_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
 
 @lazy_njit(cache=True)
 def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
-    """The "draws" route on tracks (:mod:`arviz_regen.base.cluster_tracks`).
+    """Compute the "draws" route on tracks (:mod:`arviz_regen.base.cluster_tracks`).
 
     ``d`` = (ptr, seg, w, tab, cnt, QQ, dirty) (few arrays: each is unpacked at every call): ptr
     the segments of each item (seg_ptr, n + 1) then the first epoch of each track (epoch_start);
@@ -236,7 +236,7 @@ _op = None
 
 @lazy_njit(cache=True)
 def _randint(state, hi):
-    """A uniform integer in 0 … hi − 1 from the splitmix64 stream ``state`` (one uint64, advanced).
+    """Return a uniform integer in 0 … hi − 1 from the splitmix64 stream ``state`` (one uint64, advanced).
 
     A few integer operations, not ``numpy.random.Generator.integers``, whose compilation would
     dominate a search's first call; the modulo's bias, below hi / 2**64, is immaterial here.
@@ -310,9 +310,11 @@ class RunSettings(NamedTuple):
 
 
 class RunStats(NamedTuple):
-    """What one run returns: its ``loss``, ``scans``, zealous ``attempts`` and ``accepts``; ``ok``
-    0 when it needed more clusters than its buffers hold (rerun with more: same generator state,
-    same path)."""
+    """What one run returns.
+
+    Its ``loss``, ``scans``, zealous ``attempts`` and ``accepts``; ``ok`` 0 when it needed more clusters than its
+    buffers hold (rerun with more: same generator state, same path).
+    """
 
     loss: float
     scans: int
@@ -508,7 +510,7 @@ def _run(buf, cfg, init, start, rng):
 
 
 def _route_kernel(name, op):
-    """:func:`_run` compiled with ``_op`` bound to the route function ``op``, as ``name``.
+    """Compile :func:`_run` with ``_op`` bound to the route function ``op``, as ``name``.
 
     A search compiles only its own route (half the first-call compilation of one kernel taking
     both); the route is bound as a module-level name, not passed as an argument, whose
@@ -555,7 +557,7 @@ def _tables(spec, n):
 
 
 def _truth_term(tracks, F):
-    """Σ_t w_t Σ_l F(m_tl): the part of the expected loss that the estimate does not change.
+    """Return Σ_t w_t Σ_l F(m_tl), the part of the expected loss that the estimate does not change.
 
     Summed over the epochs of the tracks (weight times F of the members, constant over an
     epoch): O(segments + epochs), not O(draws × items).
@@ -615,7 +617,8 @@ class _TrackRoute:
             )
         t = self.tracks
         self.data = (
-            np.concatenate([t.seg_ptr, t.epoch_start]), np.stack([t.seg_track, t.seg_g1, t.seg_g2], axis=1).astype(np.int32),
+            np.concatenate([t.seg_ptr, t.epoch_start]),
+            np.stack([t.seg_track, t.seg_g1, t.seg_g2], axis=1).astype(np.int32),
             t.epoch_weight, np.stack([self.G, self.Gm, self.F[: self.G.size]]),
             np.zeros((2, E, k_alloc), dtype=np.int32), np.zeros((2, E + n_tr, k_alloc)),
             np.zeros((2, n_tr, k_alloc), dtype=np.int64),
@@ -636,8 +639,9 @@ N_FINALISTS = 3
 
 
 def thin_chains(index, n_items, weights=None, cells=None, visits=None):
-    """The states visited by the chains thinned to at most ``cells`` label cells and ``visits``
-    visits (defaults :data:`SEARCH_CELLS`, :data:`SEARCH_VISITS`), or None.
+    """Return the states visited by the chains, thinned, or None.
+
+    At most ``cells`` label cells and ``visits`` visits (defaults :data:`SEARCH_CELLS`, :data:`SEARCH_VISITS`).
 
     ``index`` (chains, draws) the state of each visit; every ``step``-th visit of each chain is
     kept (deterministic: the same seed searches the same draws). Returns (states, weights,
@@ -693,10 +697,17 @@ class _Search:
                     d = (self.psm, np.zeros((2, n, k)))
                 else:
                     d = self.tracks.resize(k)
-                self.buf = RunBuffers(np.full(n, -1, dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(k + 1),
-                                      np.zeros(n + k + 1, dtype=np.int64), np.empty((4, n), dtype=np.int64))  # fmt: skip
-                self.cfg = RunSettings(self.route, d, self.G, float(self.spec.a),
-                                       float(self.scale), float(self.truth_term), self.kcap, self.k_random, 0, 0)  # fmt: skip
+                self.buf = RunBuffers(
+                    np.full(n, -1, dtype=np.int64),
+                    np.zeros(k, dtype=np.int64),
+                    np.zeros(k + 1),
+                    np.zeros(n + k + 1, dtype=np.int64),
+                    np.empty((4, n), dtype=np.int64),
+                )
+                self.cfg = RunSettings(
+                    self.route, d, self.G, float(self.spec.a), float(self.scale), float(self.truth_term),
+                    self.kcap, self.k_random, 0, 0,
+                )  # fmt: skip
             cfg = self.cfg._replace(max_scans=int(max_scans), max_zealous=int(max_zealous))
             kernel = _run_psm if self.route == _PSM else _run_tracks
             out = kernel(self.buf, cfg, init, np.ascontiguousarray(start, dtype=np.int64),
@@ -866,14 +877,17 @@ def salso_search(
 
 
 def _run_block(runs, spec, draws, weights, index, psm, max_clusters, max_scans, max_zealous):
-    """The runs ``runs`` ((init, start, seed) each) on a search of their own: [(RunStats, labels)]."""
+    """Run ``runs`` ((init, start, seed) each) on a search of their own; return [(RunStats, labels)]."""
     search = _Search(spec, draws, weights, index, psm=psm, kcap=max_clusters)
     return [search.run(init, start, seed, max_scans, max_zealous) for init, start, seed in runs]
 
 
 def _finish(full, spec, kcap, ranked, max_scans, seed):
-    """The runs searched on thinned chains: their best distinct estimates scored on all draws, the
-    best sweetened on all draws (no zealous updates: single-item moves from a near-optimum are few)."""
+    """Finish the runs searched on thinned chains.
+
+    Their best distinct estimates are scored on all draws and the best is sweetened on all draws (no zealous updates:
+    single-item moves from a near-optimum are few).
+    """
     from .partition_loss import mean_loss
 
     draws, w, index = full

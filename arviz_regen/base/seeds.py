@@ -13,7 +13,7 @@ __all__ = ["random_seed_argument"]
 
 
 def random_seed_argument(random_seed, old, *, old_name="seed", default=None, stacklevel=3):
-    """The seed a public function uses: ``random_seed``, or ``old`` given under ``old_name``.
+    """Return the seed a public function uses: ``random_seed``, or ``old`` given under ``old_name``.
 
     Parameters
     ----------

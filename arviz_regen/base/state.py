@@ -54,13 +54,16 @@ def _canonicalize_rows(labels):
 
 
 #: Up to this many labels in one call, :func:`canonicalize` runs in numpy: a short call should not
-#: wait for numba to compile :func:`_canonicalize_rows` (0.5-1 s in a fresh environment).
+#: wait for numba to compile :func:`_canonicalize_rows` in a fresh environment.
 _NUMPY_LABELS = 1 << 16
 
 
 def _canonicalize_rows_numpy(labels):
-    """:func:`_canonicalize_rows` in numpy: a stable sort groups each row's equal labels, and a
-    group's canonical label is the rank of its first position among its row's groups."""
+    """:func:`_canonicalize_rows` in numpy.
+
+    A stable sort groups each row's equal labels, and a group's canonical label is the rank of its first position among
+    its row's groups.
+    """
     n_rows, n = labels.shape
     order = np.argsort(labels, axis=1, kind="stable")
     srt = np.take_along_axis(labels, order, axis=1)
@@ -152,7 +155,7 @@ def is_canonical(labels):
 
 
 def n_clusters(labels):
-    """Number of clusters of each canonical label vector (shape ``labels.shape[:-1]``)."""
+    """Return the number of clusters of each canonical label vector (shape ``labels.shape[:-1]``)."""
     arr = check_labels(labels)
     return arr.max(axis=-1) + 1
 
@@ -224,7 +227,7 @@ def keys_to_labels(keys, n_items, columns=None):
 
 
 def bell_number(n):
-    """Number of partitions of ``n`` items (exact Python int)."""
+    """Return the number of partitions of ``n`` items (exact Python int)."""
     if n < 0:
         raise ValueError("`n` must be non-negative.")
     row = [1]

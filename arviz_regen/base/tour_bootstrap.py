@@ -208,7 +208,7 @@ def _binomial(rng, m, p):
     """Binomial(m, p) draw by inversion from the mode, alternating above and below it.
 
     O(standard deviation) steps, and much quicker to compile than numba's ``np.random.binomial``
-    (whose BTPE algorithm cost about 0.7 s of a first call).
+    (the BTPE algorithm).
     """
     if p <= 0.0 or m == 0:
         return 0

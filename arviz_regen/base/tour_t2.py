@@ -38,7 +38,7 @@ RTOL = 1e-10
 
 
 def quadratic_form(d, S, scale2, rtol=RTOL):
-    """d' S⁺ d for a batch of deviations and covariance matrices, ∞ outside the range of S.
+    """Compute d' S⁺ d for a batch of deviations and covariance matrices, ∞ outside the range of S.
 
     Parameters
     ----------
@@ -140,7 +140,7 @@ class TourT2:
         The Poisson bootstrap: each observed tour enters a replicate Poisson(1) times (so a tour
         type of multiplicity m, Poisson(m) times), R* = Σ of them. It is asymptotically the
         multinomial bootstrap of R tours, and costs one Poisson draw per tour *type* instead of
-        a multinomial over hundreds of types (about 30x faster here).
+        a multinomial over hundreds of types.
         """
         m = self.y.shape[1]
         w = rng.poisson(self.mult, size=(int(size), self.mult.size)).astype(float)

@@ -199,9 +199,11 @@ def stitched_units(counts, partial):
 
 
 def rare_switching(lengths, n_draw):
-    """Share of the whole-tour draws in the :data:`N_LONGEST` longest whole tours, and whether
-    the chains switch rarely (that share above :data:`RARE_SWITCH_SHARE` and a tour, or a chain's
-    draws outside whole tours, longer than :data:`LONG_TOUR_FRACTION` of the chain; module notes).
+    """Return the share of draws in the longest whole tours and whether the chains switch rarely.
+
+    The share is that of the whole-tour draws in the :data:`N_LONGEST` longest whole tours; the chains switch rarely
+    when that share is above :data:`RARE_SWITCH_SHARE` and a tour, or a chain's draws outside whole tours, is longer
+    than :data:`LONG_TOUR_FRACTION` of the chain (module notes).
 
     Parameters
     ----------

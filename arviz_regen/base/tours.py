@@ -46,7 +46,7 @@ def regeneration_times(is_regen):
 
 
 def tour_sums(values, tau):
-    """Sums of per-draw values over whole tours and the tour lengths.
+    """Return the sums of per-draw values over whole tours and the tour lengths.
 
     Parameters
     ----------
@@ -162,7 +162,7 @@ def cumulative_rs_mean_se(s, n):
 
 
 def completed_tours(is_regen):
-    """Number of whole tours completed at each draw (tours ending at or before that draw).
+    """Return the number of whole tours completed at each draw (tours ending at or before that draw).
 
     A tour r is complete at the draw τ_r that starts the next one, so the count at draw t is
     (number of visits to δ at draws ≤ t) − 1, floored at 0.
@@ -171,7 +171,7 @@ def completed_tours(is_regen):
 
 
 def prefix_sums(s, n):
-    """Running sums after 0, 1, …, R tours: Σs, Σs², ΣNs (shape (R+1,) + s.shape[1:]), ΣN, ΣN².
+    """Return the running sums after 0, 1, …, R tours: Σs, Σs², ΣNs (shape (R+1,) + s.shape[1:]), ΣN, ΣN².
 
     Row r holds the sums over the first r tours (row 0 is zero), so that sums at any draw are a
     lookup by :func:`completed_tours`, and sums of several chains simply add up.

@@ -72,8 +72,10 @@ def _batch_plan(tau, n_draw, batch_tau, max_batches):
 
 
 def _pair_batches(pdraws, columns, b, L, offset, client=None):
-    """Batch means of the pair indicators of the items ``columns``, one (pairs, b) array per
-    chain (a task per chain; left on the workers when there is a cluster)."""
+    """Return batch means of the pair indicators of the items ``columns``, one (pairs, b) array per chain.
+
+    A task per chain; the results are left on the workers when there is a cluster.
+    """
     ul = kernel_labels(canonicalize(pdraws.labels_of(columns)))
     blocks = [(pdraws.index[c],) for c in range(pdraws.n_chain)]
     return hold_blocks(_chain_pair_batches, blocks, shared=(ul, b, L, offset), client=client)
@@ -91,8 +93,10 @@ def _chain_pair_batches(index, ul, b, L, offset):
 
 
 def _family(Y):
-    """The features of ``Y`` (features, units) that vary: (their rows, total and grand sums,
-    the mask of those that vary)."""
+    """Return the features of ``Y`` (features, units) that vary.
+
+    Returns their rows, total and grand sums, and the mask of those that vary.
+    """
     grand = Y.sum(axis=1)
     total = ((Y - (grand / Y.shape[1])[:, None]) ** 2).sum(axis=1) if Y.size else np.zeros(0)
     live = total > 1e-12 * np.maximum((Y**2).sum(axis=1), 1e-300) if Y.size else np.zeros(0, bool)
@@ -114,8 +118,7 @@ def _pair_row(k, chains):
 
 
 def _max_f_block(group, block, n_groups):
-    """Largest F over the varying rows of one block (:func:`_family`) of features, for each
-    permutation (one task)."""
+    """Largest F over the varying rows of one block (:func:`_family`) of features, for each permutation (one task)."""
     Y, total, grand, _ = block
     return max_f(Y, total, grand, group, n_groups)
 

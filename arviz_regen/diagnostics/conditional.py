@@ -1,5 +1,7 @@
-"""The conditional (discrete Stein) check of partition draws: p-values of "these draws come from
-this posterior" at any number of items, from per-draw terms stored beside the posterior.
+"""The conditional (discrete Stein) check of partition draws.
+
+P-values of "these draws come from this posterior" at any number of items, from per-draw terms stored beside the
+posterior.
 
 The terms are computed from the model (``pymc_partition.compute_conditional_checks``, which
 adds them as the ``conditional_checks`` group, dims ``(chain, draw, check)``, one variable per
@@ -45,13 +47,15 @@ def _terms_dataset(data):
 
 
 def _test_terms(terms):
-    """The test of one variable's terms (chain, draw, check): numpy in, the kernel's result out."""
+    """Return the test of one variable's terms (chain, draw, check): numpy in, the kernel's result out."""
     return conditional_test(np.asarray(terms, dtype=float))
 
 
 def _run_test(da, client):
-    """:func:`_test_terms` here, or as one task of ``client``'s cluster: the dask-backed terms
-    are read by the workers and only the small result comes back."""
+    """Run :func:`_test_terms` here, or as one task of ``client``'s cluster.
+
+    The dask-backed terms are read by the workers and only the small result comes back.
+    """
     if client is None:
         return _test_terms(da.values)
     import dask

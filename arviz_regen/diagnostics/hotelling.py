@@ -1,4 +1,4 @@
-"""Hotelling-RS: do the chains visit their top states in the right relative proportions?
+"""Hotelling-RS: whether the chains visit their top states in the right relative proportions.
 
 SPEC section 4. The K most probable *visited* states S_1 … S_K (by ``partition_logp``, pooled
 over chains by default) are compared with their known relative probabilities
@@ -62,7 +62,7 @@ def _normalize_k(k):
 
 
 def _ranked(logp, mask):
-    """Indices of the states in ``mask`` by decreasing logp (ties by index: deterministic)."""
+    """Return the indices of the states in ``mask`` by decreasing logp (ties by index: deterministic)."""
     cand = np.flatnonzero(mask)
     return cand[np.lexsort((cand, -logp[cand]))]
 
@@ -401,7 +401,10 @@ def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var,
                 if method == "bootstrap"
                 else "chi-square limit of Hotelling-RS T² (Asgharian, Lysy & Partovi Nia 2019)"
             ),
-            "verdict_reference": "Simes of: bootstrap-t T² of all draws in tour units (pooled), permutation X² of the tours across chains (agreement), renewal bootstrap (recurrence)",
+            "verdict_reference": (
+                "Simes of: bootstrap-t T² of all draws in tour units (pooled), permutation X² of the tours across "
+                "chains (agreement), renewal bootstrap (recurrence)"
+            ),
             "n_bootstrap": int(n_bootstrap),
             "random_seed": -1 if random_seed is None else int(random_seed),
             "pooled": int(bool(pooled)),
@@ -425,7 +428,7 @@ def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var,
 
 
 def _lookahead(pdraws, logp, ks_req, scalar_k, pooled, tol, logp_var):
-    """The paper's trace: top states of the whole run, χ² p-value after every whole tour."""
+    """Return the paper's trace: top states of the whole run, χ² p-value after every whole tour."""
     C, n_draw = pdraws.index.shape
     nK = ks_req.size
     shape = (C, nK, n_draw)

@@ -4,14 +4,15 @@ The paper's open problem ("establishing at each iteration, or batch of iteration
 another one is required"). At checkpoints t_1 < t_2 < … (a geometric grid of draws per chain)
 the rule looks at the first t_j draws of every chain, without look-ahead, and asks two things:
 
-(a) *Verdict.* The all-chains Hotelling-RS verdict ``p_value_all`` (combined over the K values
-    by Simes' combination (:func:`arviz_regen.base.tour_tests.simes`), as in
-    :func:`arviz_regen.regen_summary`) at level α_j, taken once every top state has been visited in at least
-    :data:`arviz_regen.diagnostics.hotelling.MIN_TOURS_VISITING` tours (pooled over chains). Looking at J checkpoints is J tests, so the level is spent:
-    α_j = α / J over the J checkpoints of the grid (Bonferroni over the looks). Whatever the
-    dependence between looks, P(a correct sampler is ever flagged) ≤ Σ α_j = α. The bootstrap
-    of each look may draw up to 6/α_j replicates so that the combined p-value can fall below α_j (it stops
-    after a few dozen when the p-value is clearly large).
+(a) *Verdict.* The all-chains Hotelling-RS verdict ``p_value_all`` (combined over the K values by
+    Simes' combination (:func:`arviz_regen.base.tour_tests.simes`), as in
+    :func:`arviz_regen.regen_summary`) at level α_j, taken once every top state has been visited in
+    at least :data:`arviz_regen.diagnostics.hotelling.MIN_TOURS_VISITING` tours (pooled over
+    chains). Looking at J checkpoints is J tests, so the level is spent: α_j = α / J over the J
+    checkpoints of the grid (Bonferroni over the looks). Whatever the dependence between looks, P(a
+    correct sampler is ever flagged) ≤ Σ α_j = α. The bootstrap of each look may draw up to 6/α_j
+    replicates so that the combined p-value can fall below α_j (it stops after a few dozen when the
+    p-value is clearly large).
 (b) *Precision.* Regenerative standard errors of the quantities of interest, by default the
     co-clustering probabilities of the pooled chains: ``"fixed_width"`` stops when every
     half-width z·se is at most ``epsilon`` (Jones, Haran, Caffo & Neath 2006), ``"relative"``
@@ -41,8 +42,10 @@ __all__ = ["StopWhenConverged", "when_converged", "checkpoint_grid", "active_mon
 
 
 def active_monitor():
-    """The active :class:`StopWhenConverged` (the newest one not closed and still alive), or
-    None: see :mod:`arviz_regen.diagnostics.monitor_registry`.
+    """Return the active :class:`StopWhenConverged`, or None.
+
+    The active monitor is the newest one not closed and still alive: see
+    :mod:`arviz_regen.diagnostics.monitor_registry`.
 
     Step methods that draw a progress bar (the pymc_partition partition steps) add a column with
     its :attr:`StopWhenConverged.status`, so the monitor's state is shown while sampling.
@@ -224,7 +227,114 @@ def _decide(rows, checkpoints):
     }
 
 
-class StopWhenConverged:
+class _ChainWatch:
+    """Hold what the ``pm.sample`` monitors share.
+
+    A run's chains drawn at the same time, a new run recognised, and the traces cut at the draws a
+    decision was made on.
+    """
+
+    def _reset(self):
+        self._tuning = {}  # tuning draws per chain: where each trace's checkpoint draws end
+        self._traces = {}  # PyMC's trace of each chain, cut at the checkpoint when it stops
+        self._workers_checked = False
+        self._warned_turns = False
+        self._cut = None
+
+    def close(self):
+        """Stop being the monitor progress bars show (:mod:`arviz_regen.diagnostics.monitor_registry`).
+
+        Also called at the end of a ``with`` block. The decision and history stay readable.
+        """
+        from .monitor_registry import registry
+
+        registry.unregister(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _new_run(self, c, trace, draw):
+        """Whether this draw starts another ``pm.sample`` run.
+
+        It does when a chain this monitor already holds comes with another trace object, or starts again at its first
+        draw.
+        """
+        if c in self._traces and trace is not None and trace is not self._traces[c]:
+            return True
+        known = c in self._labels or c in self._tuning
+        return known and getattr(draw, "draw_idx", None) == 0
+
+    def _check_chains(self, c, trace):
+        """Refuse a run whose chains do not all draw at the same time (see the class docstring)."""
+        if not 0 <= c < self.n_chains:
+            raise ValueError(
+                f"{type(self).__name__}(n_chains={self.n_chains}) received a draw of chain {c}: "
+                "pm.sample runs more chains than n_chains. Pass n_chains equal to pm.sample's "
+                "`chains`, and cores=chains."
+            )
+        if trace is None or self._workers_checked:
+            return  # not called by pm.sample (trace is one of its arguments), or checked
+        self._workers_checked = True
+        running = _pymc_workers()
+        if self.n_chains == 1 and not running:
+            return
+        if not running:
+            raise ValueError(
+                f"{type(self).__name__}(n_chains={self.n_chains}) needs its {self.n_chains} chains "
+                "drawing at the same time, but pm.sample draws them one after the other in this "
+                "process (cores=1): the rule could act only in the last chain. Sample with "
+                f"cores=chains={self.n_chains}, or check chains already drawn with "
+                "arviz_regen.when_converged(idata) or arviz_regen.when_reached(idata)."
+            )
+        if running != list(range(self.n_chains)):
+            raise ValueError(
+                f"{type(self).__name__}(n_chains={self.n_chains}) got a run of {len(running)} "
+                f"chain(s) {running}: it would wait for chains that never come, or miss some. "
+                "Pass n_chains equal to pm.sample's `chains`."
+            )
+
+    def _check_turns(self, c, draw):
+        """Warn once when a chain ends before every chain has started (cores < chains)."""
+        if getattr(draw, "is_last", False) and not self._warned_turns:
+            waiting = sorted(set(range(self.n_chains)) - set(self._tuning) - set(self._labels))
+            if waiting:
+                self._warned_turns = True
+                warnings.warn(
+                    f"{type(self).__name__}: chain {c} ended before chain(s) {waiting} started "
+                    "(pm.sample with cores < chains draws the chains in turns): the rule can stop "
+                    "only the last ones. Sample with cores=chains to stop all chains early.",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+
+    def _cut_traces(self, t):
+        """Cut every chain's trace after its first ``t`` draws (tuning draws kept).
+
+        PyMC then returns all chains with the draws the decision was made on, not the longest chain alone.
+        """
+        self._cut = t
+        cut = []
+        for c, trace in self._traces.items():
+            end = self._tuning.get(c, 0) + t
+            # PyMC's NDArray trace: `draw_idx` draws recorded, cut by its close() after the stop
+            if isinstance(getattr(trace, "draw_idx", None), int) and trace.draw_idx >= end:
+                trace.draw_idx = end
+                cut.append(c)
+        if self._traces and len(cut) < len(self._traces):
+            warnings.warn(
+                f"{type(self).__name__} stopped at {t} draws per chain but could not cut the traces of "
+                f"chain(s) {sorted(set(self._traces) - set(cut))} (a trace backend without "
+                "`draw_idx`): PyMC keeps the chains of unequal length that maximise chains x "
+                "shortest length, which may not be all of them; annotate() checks.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+
+class StopWhenConverged(_ChainWatch):
     """``pm.sample`` callback: stop when the chains agree with the posterior and estimates are precise.
 
     Use it with parallel chains, ``pm.sample(draws=1_000_000, chains=4, cores=4,
@@ -321,30 +431,20 @@ class StopWhenConverged:
 
     def _reset(self):
         """Forget every draw: a new run (``pm.sample`` called again with this monitor)."""
+        super()._reset()
         self._labels = {}
         self._logp = {}
-        self._tuning = {}  # tuning draws per chain: where each trace's checkpoint draws end
-        self._traces = {}  # PyMC's trace of each chain, cut at the checkpoint when it stops
-        self._workers_checked = False
-        self._warned_turns = False
-        self._cut = None
         self._rows = []
         self._next = 0
         self._logp_of = {}  # log posterior of each state seen: is it a function of the state?
         self._varying = None  # the reason, once it is not: the rule then stands aside
 
-    def _new_run(self, c, trace, draw):
-        """Whether this draw starts another ``pm.sample`` run: a chain this monitor already holds
-        comes with another trace object, or starts again at its first draw."""
-        if c in self._traces and trace is not None and trace is not self._traces[c]:
-            return True
-        known = c in self._labels or c in self._tuning
-        return known and getattr(draw, "draw_idx", None) == 0
-
     def _check_target(self, labels, value):
-        """Set :attr:`_varying` when a state comes back with another log posterior (the same
-        relative 1e-6 as :func:`arviz_regen.hotelling_rs`): the chain on the partition alone has
-        no fixed target (random hyperparameters), and the rule cannot judge it."""
+        """Set :attr:`_varying` when a state comes back with another log posterior.
+
+        The tolerance is the same relative 1e-6 as :func:`arviz_regen.hotelling_rs`: the chain on the partition alone
+        has no fixed target (random hyperparameters), and the rule cannot judge it.
+        """
         key = hash(labels.tobytes())  # the samplers' labels are canonical; a hash keeps it small
         seen = self._logp_of.setdefault(key, value)
         if abs(seen - value) > 1e-6 * max(1.0, abs(seen)):
@@ -354,22 +454,10 @@ class StopWhenConverged:
 
     def _stand_aside(self, message):
         self._varying = message + (" StopWhenConverged stands aside: pm.sample runs to the end and "
-                                   "returns every draw.")  # fmt: skip
+                                   "returns every draw. arviz_regen.StopWhenReached stops such "
+                                   "runs on R-hat, ESS and chain agreement.")  # fmt: skip
         self._labels, self._logp, self._logp_of = {}, {}, {}
         warnings.warn(self._varying, RuntimeWarning, stacklevel=4)
-
-    def close(self):
-        """Stop being the monitor progress bars show (:mod:`arviz_regen.diagnostics.monitor_registry`);
-        also at the end of a ``with`` block. The decision and history stay readable."""
-        from .monitor_registry import registry
-
-        registry.unregister(self)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     @property
     def status(self):
@@ -451,70 +539,6 @@ class StopWhenConverged:
             if self.decision["status"] == "converged":
                 self._cut_traces(t)
                 raise KeyboardInterrupt(self.decision["reason"])
-
-    def _check_chains(self, c, trace):
-        """Refuse a run whose chains do not all draw at the same time (see the class docstring)."""
-        if not 0 <= c < self.n_chains:
-            raise ValueError(
-                f"StopWhenConverged(n_chains={self.n_chains}) received a draw of chain {c}: "
-                "pm.sample runs more chains than n_chains. Pass n_chains equal to pm.sample's "
-                "`chains`, and cores=chains."
-            )
-        if trace is None or self._workers_checked:
-            return  # not called by pm.sample (trace is one of its arguments), or checked
-        self._workers_checked = True
-        running = _pymc_workers()
-        if self.n_chains == 1 and not running:
-            return
-        if not running:
-            raise ValueError(
-                f"StopWhenConverged(n_chains={self.n_chains}) needs its {self.n_chains} chains "
-                "drawing at the same time, but pm.sample draws them one after the other in this "
-                "process (cores=1): the rule could act only in the last chain. Sample with "
-                f"cores=chains={self.n_chains}, or check chains already drawn with "
-                "arviz_regen.when_converged(idata)."
-            )
-        if running != list(range(self.n_chains)):
-            raise ValueError(
-                f"StopWhenConverged(n_chains={self.n_chains}) got a run of {len(running)} "
-                f"chain(s) {running}: it would wait for chains that never come, or miss some. "
-                "Pass n_chains equal to pm.sample's `chains`."
-            )
-
-    def _check_turns(self, c, draw):
-        """Warn once when a chain ends before every chain has started (cores < chains)."""
-        if getattr(draw, "is_last", False) and not self._warned_turns:
-            waiting = sorted(set(range(self.n_chains)) - set(self._tuning) - set(self._labels))
-            if waiting:
-                self._warned_turns = True
-                warnings.warn(
-                    f"StopWhenConverged: chain {c} ended before chain(s) {waiting} started "
-                    "(pm.sample with cores < chains draws the chains in turns): the rule can stop "
-                    "only the last ones. Sample with cores=chains to stop all chains early.",
-                    RuntimeWarning,
-                    stacklevel=3,
-                )
-
-    def _cut_traces(self, t):
-        """Cut every chain's trace after its first ``t`` draws (tuning draws kept): PyMC then
-        returns all chains with the draws the decision was made on, not the longest chain alone."""
-        self._cut = t
-        cut = []
-        for c, trace in self._traces.items():
-            end = self._tuning.get(c, 0) + t
-            # PyMC's NDArray trace: `draw_idx` draws recorded, cut by its close() after the stop
-            if isinstance(getattr(trace, "draw_idx", None), int) and trace.draw_idx >= end:
-                trace.draw_idx = end
-                cut.append(c)
-        if self._traces and len(cut) < len(self._traces):
-            warnings.warn(
-                f"StopWhenConverged stopped at {t} draws per chain but could not cut the traces of "
-                f"chain(s) {sorted(set(self._traces) - set(cut))} (a trace backend without "
-                "`draw_idx`): PyMC keeps the chains of unequal length that maximise chains x "
-                "shortest length, which may not be all of them; annotate() checks.",
-                RuntimeWarning,
-                stacklevel=3,
-            )
 
     def _add(self, t, labels, logp):
         row = self._rule.evaluate(labels, logp)

@@ -27,6 +27,7 @@ from ..xr.draws import load_partition, to_inference_data
 from ..xr.regeneration import SampledHyperparametersWarning
 from .agreement import chain_agreement
 from .hotelling import hotelling_rs
+from .run_length import draws_needed
 from .verdict import MEANING, Check, agreement_check, conditional_check_adapter, decide, hotelling_check, recurrence
 
 __all__ = ["regen_summary"]
@@ -45,7 +46,7 @@ _AGREEMENT_COLUMNS = [
 
 
 def _stat_dataset(idata, pdraws, traces, stats_vars, logp_var):
-    """The (chain, draw) statistics: the requested sample_stats, then the distance traces."""
+    """Return the (chain, draw) statistics: the requested sample_stats, then the distance traces."""
     from ..xr.draws import _align_on
 
     out = {}
@@ -71,9 +72,44 @@ def _stat_dataset(idata, pdraws, traces, stats_vars, logp_var):
     )
 
 
+def _param_dataset(idata, pdraws, param_vars, stats_ds):
+    """Return the scalar (chain, draw) variables ``param_vars``, aligned on the partition's draws.
+
+    ``"auto"``: every such posterior variable but the partition.
+    """
+    from ..xr.draws import _align_on
+
+    if param_vars is None:
+        return xr.Dataset()
+    post = idata.posterior
+    ss = idata.sample_stats if "sample_stats" in idata.groups() else xr.Dataset()
+    if isinstance(param_vars, str) and param_vars == "auto":
+        names = [n for n, da in post.data_vars.items() if n != pdraws.name and set(da.dims) == {"chain", "draw"}]
+    else:
+        names = [param_vars] if isinstance(param_vars, str) else list(param_vars)
+    frame = xr.DataArray(np.zeros((pdraws.chain.size, pdraws.draw.size)), dims=("chain", "draw"),
+                         coords={"chain": pdraws.chain, "draw": pdraws.draw})  # fmt: skip
+    out = {}
+    for name in names:
+        if name in stats_ds.data_vars:
+            continue
+        group = post if name in post.data_vars else ss
+        if name not in group.data_vars or set(group[name].dims) != {"chain", "draw"}:
+            raise ValueError(
+                f"`param_vars`: {name!r} is not a scalar (chain, draw) variable of the posterior or "
+                f"sample_stats; scalar posterior variables: "
+                f"{[n for n, da in post.data_vars.items() if set(da.dims) == {'chain', 'draw'}]}."
+            )
+        da = _align_on(group[name], frame, f"{name!r}", f"posterior[{pdraws.name!r}]")
+        out[name] = (("chain", "draw"), np.asarray(da.transpose("chain", "draw").values, dtype=float))
+    return xr.Dataset(out, coords={"chain": pdraws.chain, "draw": pdraws.draw})
+
+
 def _check_same_counts(name, recorded, counted):
-    """The sampler's cluster counts must be those of the labels: else the groups do not hold the
-    same draws (a damaged store reads fill values, or the stats come from another run)."""
+    """Check that the sampler's cluster counts are those of the labels.
+
+    Else the groups do not hold the same draws (a damaged store reads fill values, or the stats come from another run).
+    """
     if recorded.shape == counted.shape and np.array_equal(recorded, counted):
         return
     wrong = int(np.sum(recorded != counted)) if recorded.shape == counted.shape else recorded.size
@@ -170,6 +206,7 @@ def regen_summary(
     logp=None,
     coords=None,
     client=None,
+    param_vars=None,
 ):
     """Summary table and verdict: R-hat and ESS of traces that see the partition, and the deciding test.
 
@@ -207,6 +244,11 @@ def regen_summary(
         client, a scheduler address (``arviz-regen-summary --scheduler``), or None for the
         active client if there is one (else this process); ``False``: this process. The table
         does not depend on it.
+    param_vars : sequence of str or "auto", optional
+        Scalar ``(chain, draw)`` variables of the posterior (or ``sample_stats``), such as the
+        hyperparameters of a hierarchical model, summarized beside the partition's traces and
+        compared across chains by the chain-agreement test; ``"auto"``: every such posterior
+        variable. Default: none.
 
     Returns
     -------
@@ -238,6 +280,9 @@ def regen_summary(
         reject, every check that applies to decide, *and* every R-hat in the table at most 1.01
         and every bulk ESS at least 100 per chain; with one chain R-hat cannot be computed, so
         the verdict is NOT REACHED (:mod:`arviz_regen.diagnostics.verdict`).
+        ``draws_needed`` and ``draws_needed_reason``: about how many draws per chain the
+        verdict's R-hat, ESS and chain-agreement criteria need
+        (:func:`arviz_regen.draws_needed`); a NOT REACHED line ends with that number.
 
     Raises
     ------
@@ -278,6 +323,8 @@ def regen_summary(
     pdraws = load_partition(idata, var_names, logp_var=logp_var)
     traces = partition_traces(pdraws)
     stats_ds = _stat_dataset(idata, pdraws, traces, stats_vars, logp_var)
+    params = _param_dataset(idata, pdraws, param_vars, stats_ds)
+    stats_ds = stats_ds.assign(params.data_vars)
     if stats_ds.data_vars:
         with warnings.catch_warnings():
             # a constant trace (e.g. n_clusters of a posterior that never changes it) has no R-hat
@@ -334,7 +381,7 @@ def regen_summary(
     if compared is None and pdraws.n_chain >= 2:
         agree = chain_agreement(
             pdraws,
-            traces=traces,
+            traces=traces.assign(params.data_vars),
             n_permutations=n_permutations,
             pairs=pairs,
             random_seed=0 if random_seed is None else random_seed,
@@ -353,13 +400,18 @@ def regen_summary(
         rows.append(pd.Series({"p_value_all": conditional.p_value}, name="conditional_check"))
     checks = [hot_check, agree_check, conditional]
     verdict = decide(checks, table, pdraws.n_chain, alpha)
+    need, need_why = draws_needed(table, pdraws.n_draw, pdraws.n_chain, checks=verdict.checks)
+    line = verdict.line
+    if verdict.status == "NOT REACHED":
+        line += f" About {need:,} draws per chain needed ({need_why})."
     table = pd.concat([table, pd.DataFrame(rows)], axis=0)
     if round_to is not None:
         table = table.round(round_to)
     table.attrs.update({
-        "verdict": verdict.line, "verdict_status": verdict.status, "decided_by": verdict.method,
+        "verdict": line, "verdict_status": verdict.status, "decided_by": verdict.method,
         "verdict_p_value": verdict.p_value,
         "checks": {c.name: {"p_value": c.p_value, "status": c.status, "note": c.note} for c in verdict.checks},
+        "draws_needed": need, "draws_needed_reason": need_why,
     })  # fmt: skip
     out = SummaryTable(table)
     out.attrs.update(table.attrs)

@@ -80,8 +80,11 @@ CONDITIONAL_HINT = "call `pmp.compute_conditional_checks(idata, model=model)` to
 
 
 class Check(NamedTuple):
-    """One check for :func:`decide`: ``name``, ``p_value``, ``meaning`` (what a failure means),
-    ``status`` ("decided", "undecided" or "absent") and ``note`` (its detail or why not run)."""
+    """One check for :func:`decide`.
+
+    ``name``, ``p_value``, ``meaning`` (what a failure means), ``status`` ("decided", "undecided" or "absent") and
+    ``note`` (its detail or why not run).
+    """
 
     name: str
     p_value: float
@@ -91,9 +94,11 @@ class Check(NamedTuple):
 
 
 class Verdict(NamedTuple):
-    """The verdict: ``status`` (PASS, FAIL or NOT REACHED), the deciding ``method`` (the checks
-    combined, or the failing ones), the combined ``p_value``, ``alpha``, ``why`` and the
-    one-line ``line``; ``checks`` holds every :class:`Check`."""
+    """The verdict of the checks.
+
+    ``status`` (PASS, FAIL or NOT REACHED), the deciding ``method`` (the checks combined, or the failing ones), the
+    combined ``p_value``, ``alpha``, ``why`` and the one-line ``line``; ``checks`` holds every :class:`Check`.
+    """
 
     status: str
     method: str
@@ -127,8 +132,10 @@ def combine_checks(p_values):
 
 
 def recurrence(hot, missing=None):
-    """(applies, why): whether Hotelling-RS can decide, from a :func:`hotelling_rs` Dataset
-    (None: not run, for the reason ``missing``; default: no log posterior)."""
+    """Return whether Hotelling-RS can decide, and why, from a :func:`hotelling_rs` Dataset.
+
+    Returns ``(applies, why)``. None means not run, for the reason ``missing`` (default: no log posterior).
+    """
     if hot is None:
         return False, missing or "no log posterior (partition_logp) to rank the states by: no Hotelling-RS test"
     n_tours = np.asarray(hot["n_tours"].values).reshape(-1)
@@ -224,8 +231,11 @@ def conditional_check_adapter(idata, var_name=None, coords=None):
 
 
 def _stat_failures(stats, n_chain):
-    """Printed R-hat above RHAT_MAX and bulk ESS below MIN_ESS_PER_CHAIN per chain, and the
-    statistics whose R-hat or ESS could not be computed (one chain), as text."""
+    """Describe the R-hat and ESS failures as text.
+
+    Printed R-hat above RHAT_MAX and bulk ESS below MIN_ESS_PER_CHAIN per chain, and the statistics whose R-hat or ESS
+    could not be computed (one chain).
+    """
     if stats is None or len(stats) == 0:
         return [], []
     out, unchecked = [], []
@@ -252,7 +262,7 @@ def _listing(items, most=3):
 
 
 def decide(checks, stats, n_chain, alpha=0.05):
-    """The verdict from the checks, combined, and the R-hat / ESS beside them.
+    """Return the verdict from the checks, combined, and the R-hat / ESS beside them.
 
     Parameters
     ----------

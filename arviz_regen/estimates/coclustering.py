@@ -56,8 +56,7 @@ def _pair_block(i0, i1, tours, se_method, ulabels, perm, positions, combined):
 
 
 def _refuse_early(data, var_names, combined, cumulative, n_points, items, coords):
-    """The memory check of :func:`coclustering`, from the posterior's sizes alone, before any
-    draw is read (a whole matrix for 100,000 items was refused only after seconds of work)."""
+    """Refuse a too large :func:`coclustering` from the posterior's sizes alone, before any draw is read."""
     from ..xr.draws import PartitionDraws
     from ..xr.sizes import partition_sizes
 

@@ -30,7 +30,7 @@ from ..base.seeds import random_seed_argument
 from ..base.state import all_partitions, canonicalize
 
 #: largest number of items for which ``method="auto"`` uses the linkage-started local search
-#: (0.2 s at 100 items, 21 s at 200); SALSO above
+#: (its cost grows steeply with the items); SALSO above
 SEARCH_MAX_ITEMS = 100
 
 #: (label vectors × pairs) entries per numpy block in :func:`binder_loss` (small problems)

@@ -42,7 +42,7 @@ def _farthest(candidates, distances):
 
 
 def _estimate_labels(estimate, pdraws, spec, search):
-    """The estimate's labels and where they came from."""
+    """Return the estimate's labels and where they came from."""
     if estimate is None:
         est = point_estimate(pdraws, loss=spec, **search)
         return est["labels"].values, "point_estimate"

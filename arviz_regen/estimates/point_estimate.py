@@ -56,22 +56,28 @@ _THIN_ADVICE = "Thin the draws first, e.g. `coords={'draw': slice(None, None, 10
 
 
 def summary_bytes(chains, draws, items, psm=False):
-    """Memory a point estimate needs: the draws as int64 labels with their distinct states and the
-    sort that finds them (about three copies), and for the "psm" route the co-clustering matrix
-    and the search's sums over it (about two n × n matrices)."""
+    """Return the memory a point estimate needs.
+
+    The draws as int64 labels with their distinct states and the sort that finds them (about three copies), and for the
+    "psm" route the co-clustering matrix and the search's sums over it (about two n × n matrices).
+    """
     return 3 * chains * draws * items * 8 + (2 * items * items * 8 if psm else 0)
 
 
 def psm_route(loss, route, n_items, method="salso"):
-    """Whether the search runs on the co-clustering matrix (Binder, route "psm", or "auto" up to
-    :data:`PSM_ROUTE_MAX_ITEMS` items)."""
+    """Whether the search runs on the co-clustering matrix.
+
+    It does for Binder, route "psm", or "auto" up to :data:`PSM_ROUTE_MAX_ITEMS` items.
+    """
     auto = route == "auto" and n_items <= PSM_ROUTE_MAX_ITEMS
     return method == "salso" and loss.name == "binder" and (route == "psm" or auto)
 
 
 def refuse_before_loading(data, var_names, coords, what, loss, route="auto"):
-    """MemoryError naming the cheaper call when the summary cannot fit, before any draw is read
-    (``loss``/``route``: those of the search, None when there is none)."""
+    """Raise a MemoryError naming the cheaper call when the summary cannot fit, before any draw is read.
+
+    ``loss``/``route``: those of the search, None when there is none.
+    """
     if coords is not None:
         return  # the selection is known after loading
     psm = loss is not None and loss.name == "binder" and route in ("auto", "psm")
@@ -92,8 +98,10 @@ def state_weights(pdraws):
 
 
 def draw_losses(pdraws, labels, spec):
-    """Loss of ``labels`` against every distinct state, shape (n_states,): by blocks on the
-    workers of the active ``dask.distributed`` client when there is one."""
+    """Return the loss of ``labels`` against every distinct state, shape (n_states,).
+
+    By blocks on the workers of the active ``dask.distributed`` client when there is one.
+    """
     if resolve_client(None) is not None:
         return state_losses(pdraws, labels, spec)
     est = np.unique(np.asarray(labels), return_inverse=True)[1].reshape(1, -1).astype(np.int64)

@@ -24,7 +24,7 @@ def _state_values(func, pdraws):
 
 
 def _warn_few_tours(n_tours, se_method, cumulative):
-    """The explicit ``se_method="regenerative"`` with fewer than two tours: se is NaN."""
+    """Warn that an explicit ``se_method="regenerative"`` with fewer than two tours gives a NaN se."""
     if se_method == "regenerative" and not cumulative and np.any(np.asarray(n_tours) < 2):
         warnings.warn(
             "Fewer than two whole regeneration tours in some chain(s): se is NaN there "
@@ -115,7 +115,7 @@ def rs_estimate(
 def top_states(
     data, var_names=None, *, k=10, combined=False, se_method="auto", logp_var="partition_logp", logp=None, coords=None
 ):
-    """The K most probable visited states with RS estimates of their probabilities.
+    """Return the K most probable visited states with RS estimates of their probabilities.
 
     Parameters
     ----------

@@ -108,7 +108,7 @@ def _sample_states(pdraws, max_draws):
 
 
 def reference_partitions(pdraws, n_references=N_REFERENCES, max_draws=REFERENCE_SAMPLE):
-    """Reference partitions for the distance traces: medoids (VI) of a thinned pooled sample.
+    """Return the reference partitions for the distance traces: medoids (VI) of a thinned pooled sample.
 
     Parameters
     ----------

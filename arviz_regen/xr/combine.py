@@ -42,8 +42,10 @@ def _describe(source, i):
 
 
 def _same_layout(name, ref, ds, where):
-    """Refuse ``ds`` (group ``name`` of another source) unless it has ``ref``'s variables, dims,
-    sizes and coordinates, chains aside."""
+    """Refuse ``ds`` unless it has ``ref``'s variables, dims, sizes and coordinates, chains aside.
+
+    ``ds`` is the group ``name`` of another source.
+    """
     if set(ref.data_vars) != set(ds.data_vars):
         only_ref = sorted(set(ref.data_vars) - set(ds.data_vars))
         only_ds = sorted(set(ds.data_vars) - set(ref.data_vars))
@@ -77,9 +79,11 @@ def _same_layout(name, ref, ds, where):
 
 
 def _fingerprints(ds, n):
-    """Per chain, the first ``n`` draws of every variable (a few values read per chain), or None
-    for a chain that does not move in them: independent chains of a posterior concentrated on
-    one state are alike, only chains that move and coincide are copies."""
+    """Per chain, the first ``n`` draws of every variable, or None for a chain that does not move in them.
+
+    A few values are read per chain: independent chains of a posterior concentrated on one state are alike, only chains
+    that move and coincide are copies.
+    """
     head = ds.isel(draw=slice(0, n)).compute()
     out = []
     for c in range(head.sizes["chain"]):

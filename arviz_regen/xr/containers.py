@@ -101,9 +101,10 @@ def add_group(data, name, dataset, *, replace=False):
 
 
 def from_dict(groups, dims=None, coords=None):
-    """A container of the installed ArviZ generation from ``{group: {name: array}}``:
-    InferenceData on ArviZ 0.x, DataTree on ArviZ 1.x (whose ``from_dict`` takes the groups as
-    one positional mapping)."""
+    """Return a container of the installed ArviZ generation from ``{group: {name: array}}``.
+
+    InferenceData on ArviZ 0.x, DataTree on ArviZ 1.x (whose ``from_dict`` takes the groups as one positional mapping).
+    """
     import arviz as az
 
     if arviz_major() >= 1:
@@ -112,7 +113,7 @@ def from_dict(groups, dims=None, coords=None):
 
 
 def from_datasets(groups):
-    """A container of the installed ArviZ generation from ``{group: xarray.Dataset}``."""
+    """Return a container of the installed ArviZ generation from ``{group: xarray.Dataset}``."""
     if arviz_major() == 0:
         import arviz as az
 
@@ -123,7 +124,7 @@ def from_datasets(groups):
 
 
 def to_datatree(data):
-    """``data`` as an ``xarray.DataTree`` (an InferenceData converted, a DataTree unchanged)."""
+    """Return ``data`` as an ``xarray.DataTree`` (an InferenceData converted, a DataTree unchanged)."""
     if is_datatree(data):
         return data
     if is_inference_data(data):

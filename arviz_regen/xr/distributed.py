@@ -43,7 +43,7 @@ TASK_PREFIX = "arviz_regen"
 
 
 def resolve_client(client=None):
-    """The ``dask.distributed`` client to run on, or None (run in this process).
+    """Return the ``dask.distributed`` client to run on, or None (run in this process).
 
     Parameters
     ----------
@@ -81,7 +81,7 @@ def resolve_client(client=None):
 
 
 def current_client():
-    """The client of the enclosing :func:`using_client`, or None."""
+    """Return the client of the enclosing :func:`using_client`, or None."""
     return _CURRENT.get()
 
 
@@ -95,9 +95,11 @@ def _on_worker(dist):
 
 @contextlib.contextmanager
 def using_client(client):
-    """Run the dask graphs computed inside (``dask.compute``, ``.values`` of a dask-backed
-    array) on ``client``'s cluster, and make it the client of the functions called inside
-    (:func:`resolve_client`); nothing changes when ``client`` is None."""
+    """Run the dask graphs computed inside on ``client``'s cluster.
+
+    The graphs are those of ``dask.compute`` and ``.values`` of a dask-backed array; ``client`` also becomes the client
+    of the functions called inside (:func:`resolve_client`). Nothing changes when ``client`` is None.
+    """
     if client is None:
         yield None
         return
@@ -177,8 +179,10 @@ def hold_blocks(func, blocks, *, shared=(), client=None, name=None):
 
 
 def scatter(values, client=None):
-    """``values`` (a list) held on the workers of ``client``'s cluster, for tasks that reuse them
-    over several :func:`map_blocks` calls; unchanged without a client."""
+    """Hold ``values`` (a list) on the workers of ``client``'s cluster.
+
+    For tasks that reuse them over several :func:`map_blocks` calls; unchanged without a client.
+    """
     if client is None:
         return list(values)
     return client.scatter(list(values), hash=False)

@@ -105,8 +105,10 @@ class PartitionDraws:
 
     @property
     def logp_draws(self):
-        """``partition_logp`` of every draw, shape (n_chain, n_draw), or None if not available
-        (also when it is not a function of the state: a trace of the joint chain)."""
+        """``partition_logp`` of every draw, shape (n_chain, n_draw), or None if not available.
+
+        Also None when it is not a function of the state: a trace of the joint chain.
+        """
         if self.logp is not None:
             return self.logp[self.index]
         return self._logp_draws
@@ -136,8 +138,10 @@ class PartitionDraws:
 
 
 def varying_logp_message(what, logp_name, spread):
-    """Why ``what`` cannot use draws whose log posterior is not a function of the partition, and
-    what reports on them instead."""
+    """Say why ``what`` cannot use draws whose log posterior is not a function of the partition.
+
+    It also says what reports on them instead.
+    """
     return (
         f"{what} needs a chain on the partition with a fixed target, but "
         f"sample_stats[{logp_name!r}] differs between draws of the same partition (by up to "
@@ -184,7 +188,7 @@ class RegenData:
 
 
 def _legacy_arviz():
-    """The ArviZ 0.x module (with InferenceData) if it is installed and importable, else None."""
+    """Return the ArviZ 0.x module (with InferenceData) if it is installed and importable, else None."""
     if arviz_major() != 0:
         return None
     try:
@@ -219,7 +223,7 @@ def _label_dataarray(values, name, argname):
 
 
 def _dict_to_dataset(mapping, argname, what):
-    """A dict {name: array (chain, draw, ...)} as a Dataset (ArviZ's dims: ``<name>_dim_<i>``)."""
+    """Convert a dict {name: array (chain, draw, ...)} to a Dataset (ArviZ's dims: ``<name>_dim_<i>``)."""
     data_vars = {}
     for key, val in mapping.items():
         if not isinstance(key, str):
@@ -247,15 +251,18 @@ DEFAULT_LOGP_VAR = "partition_logp"
 
 
 def _logp_candidates(names, logp_var):
-    """``logp_var`` and, for the default name, the per-variable ``partition_logp_<var>``
-    (how the step methods name it in a model with several partitions), among ``names``."""
+    """Return ``logp_var`` and the per-variable ``partition_logp_<var>`` among ``names``.
+
+    The per-variable names are those of the default name: how the step methods name it in a model with several
+    partitions.
+    """
     prefix = f"{DEFAULT_LOGP_VAR}_"
     extra = [n for n in names if logp_var == DEFAULT_LOGP_VAR and str(n).startswith(prefix)]
     return [n for n in names if n == logp_var] + extra
 
 
 def resolve_logp_var(stats, logp_var, name):
-    """The sample_stats variable holding the log posterior of partition ``name``.
+    """Return the sample_stats variable holding the log posterior of partition ``name``.
 
     ``logp_var`` if present; when it is the default ``"partition_logp"`` and absent,
     ``"partition_logp_<name>"``: in a model with several Partition variables each step records
@@ -268,7 +275,7 @@ def resolve_logp_var(stats, logp_var, name):
 
 
 def _stats_from_dataset(ds, logp_var):
-    """The log posterior carried in a posterior-like Dataset, as a sample_stats Dataset."""
+    """Return the log posterior carried in a posterior-like Dataset, as a sample_stats Dataset."""
     names = [
         n for n in _logp_candidates(list(ds.data_vars), logp_var)
         if set(ds[n].dims) <= {"chain", "draw"}
@@ -458,10 +465,10 @@ def to_regen_data(data, argname="data", *, logp=None, coords=None, logp_var="par
 
 
 def to_inference_data(data, argname="data", *, logp=None, coords=None, logp_var="partition_logp"):
-    """The posterior/sample_stats of any accepted input (see :func:`to_regen_data`).
+    """Return the posterior/sample_stats of any accepted input (see :func:`to_regen_data`).
 
     Returns an InferenceData-like :class:`RegenData` view (``groups()``, ``posterior``,
-    ``sample_stats``); it no longer needs ArviZ for DataTree, Dataset, dict or array inputs.
+    ``sample_stats``); it does not need ArviZ for DataTree, Dataset, dict or array inputs.
     """
     return to_regen_data(data, argname, logp=logp, coords=coords, logp_var=logp_var)
 
@@ -585,8 +592,10 @@ def _check_labels_dtype(da, name):
 
 
 def _align_on(stat, labels, what, against):
-    """``stat`` (chain, draw) in the order of ``labels``' coordinates: paired by coordinate, not
-    position (reversed draws, swapped chains); other coordinates are refused."""
+    """Return ``stat`` (chain, draw) in the order of ``labels``' coordinates.
+
+    Paired by coordinate, not position (reversed draws, swapped chains); other coordinates are refused.
+    """
     for dim in ("chain", "draw"):
         if dim not in stat.coords or dim not in labels.coords:
             continue

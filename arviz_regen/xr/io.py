@@ -81,8 +81,10 @@ def open_inference_data(path, chunks=None):
 
 
 def _unreadable(path, is_zarr, err):
-    """The error for a file that is not a store of draws (the readers' own messages point at
-    missing IO dependencies or HDF5 signatures)."""
+    """Return the error for a file that is not a store of draws.
+
+    The readers' own messages point at missing IO dependencies or HDF5 signatures.
+    """
     kind = "zarr store" if is_zarr else "netCDF file"
     reason = str(err).splitlines()[0] if str(err) else type(err).__name__
     if "IO backends" in str(err) or "IO dependencies" in str(err):

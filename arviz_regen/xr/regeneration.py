@@ -81,8 +81,10 @@ class NonRecurrenceWarning(UserWarning):
 
 
 class SampledHyperparametersWarning(NonRecurrenceWarning):
-    """The log posterior differs between draws of the same partition (hyperparameters sampled
-    alongside): visits to a state are not regenerations, batch-means estimates are used instead."""
+    """The log posterior differs between draws of the same partition (hyperparameters sampled alongside).
+
+    Visits to a state are not regenerations, batch-means estimates are used instead.
+    """
 
 
 class RSSums(NamedTuple):
@@ -109,7 +111,7 @@ class RSSums(NamedTuple):
 
 
 def _cum0(a):
-    """Running sums with a leading zero row: row r is the sum of the first r rows."""
+    """Return the running sums with a leading zero row: row r is the sum of the first r rows."""
     a = np.asarray(a, dtype=float)
     return np.concatenate([np.zeros((1,) + a.shape[1:]), np.cumsum(a, axis=0)], axis=0)
 
@@ -283,7 +285,7 @@ def state_bm_kernel(state_values, r=LUGSAIL_R):
 
 
 def resolve_se_method(tours, se_method="auto", *, combined=False, what="estimates", min_tours=MIN_TOURS, stacklevel=3):
-    """The standard-error method to use: ``"regenerative"`` or ``"batch_means"``.
+    """Return the standard-error method to use: ``"regenerative"`` or ``"batch_means"``.
 
     ``"auto"`` keeps regenerative sampling when every chain (``combined=False``) or the pooled
     chains (``combined=True``) complete at least ``min_tours`` whole tours (see

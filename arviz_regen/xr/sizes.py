@@ -29,9 +29,12 @@ def partition_sizes(data, var_names=None):
 
 
 def refuse_early(data, var_names, need, what, advice):
-    """MemoryError before anything is built when ``need(chains, draws, items)`` bytes exceed the
-    memory available now (:func:`arviz_regen.base.pair_kernels.check_memory`); nothing when the
-    sizes are unknown before loading (see :func:`partition_sizes`)."""
+    """Raise a MemoryError before anything is built when the sizes cannot fit.
+
+    That is when ``need(chains, draws, items)`` bytes exceed the memory available now
+    (:func:`arviz_regen.base.pair_kernels.check_memory`); nothing when the sizes are unknown before loading (see
+    :func:`partition_sizes`).
+    """
     from ..base.pair_kernels import check_memory
 
     sizes = partition_sizes(data, var_names)

@@ -190,8 +190,10 @@ def install():
 
 
 def uninstall():
-    """Undo :func:`install` (for tests). A wrapper that something else has since wrapped in
-    turn is left in place, with a ``RuntimeWarning``."""
+    """Undo :func:`install` (for tests).
+
+    A wrapper that something else has since wrapped in turn is left in place, with a ``RuntimeWarning``.
+    """
     for key in ("step", "hyper_step"):
         step = _INSTALLED.pop(key, None)
         if step is not None and step in _step_methods.STEP_METHODS:

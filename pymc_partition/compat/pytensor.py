@@ -45,7 +45,7 @@ _saved = {}
 
 @functools.lru_cache(maxsize=1)
 def source_folder():
-    """The folder: ``generated_src`` in PyTensor's compile directory (created)."""
+    """Return the folder: ``generated_src`` in PyTensor's compile directory (created)."""
     from pytensor import config
 
     folder = Path(config.compiledir) / "generated_src"
@@ -136,8 +136,10 @@ def generated_source_dir():
 
 
 def needs_tempfile_redirect():
-    """Whether the installed PyTensor lacks ``config.generated_src_dir`` (PyTensor < 3.3), so that
-    :func:`generated_source_dir` redirects ``NamedTemporaryFile`` in :data:`_WRITERS`."""
+    """Whether the installed PyTensor lacks ``config.generated_src_dir`` (PyTensor < 3.3).
+
+    Then :func:`generated_source_dir` redirects ``NamedTemporaryFile`` in :data:`_WRITERS`.
+    """
     return not _has_setting()
 
 

@@ -11,12 +11,12 @@ Calling convention of the dispatcher (checked experimentally with pytensor 2.38)
 function's inputs as arrays (here one C-contiguous float64 vector of summed statistics) and
 returns a tuple of 0-d arrays, so a kernel reads ``lm(stats)[0].item()``.
 
-Compiling the graph costs seconds (5-8 s for a NormalInverseWishart, most of a first ``pm.sample``
-in a fresh environment), and a family with a specialised predictive form never calls it from
+Compiling the graph costs seconds (most of a first ``pm.sample`` in a fresh environment), and a
+family with a specialised predictive form never calls it from
 compiled code. Checking that form and computing the items' singleton log marginals use
 :func:`reference_log_marginal` instead: the same graph run by pytensor's Python linker
-(:func:`~pymc_partition._pytensor_modes.python_function`), which compiles nothing (0.1-0.7 s
-to build) and evaluates a batch of rows at numpy speed.
+(:func:`~pymc_partition._pytensor_modes.python_function`), which compiles nothing and
+evaluates a batch of rows at numpy speed.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ _LOCK = threading.Lock()
 
 
 def family_key(family, n_stats):
-    """A hashable key identifying a family's log marginal for a statistics width."""
+    """Return a hashable key identifying a family's log marginal for a statistics width."""
     try:
         blob = pickle.dumps(family, protocol=4)
     except Exception:  # unpicklable family: fall back to identity
@@ -181,7 +181,7 @@ class CompiledLogMarginal:
 
 
 def _wrap(jit_fn):
-    """A first-class numba function ``lm(stats) -> float`` around pytensor's dispatcher."""
+    """Return a first-class numba function ``lm(stats) -> float`` around pytensor's dispatcher."""
 
     @numba.njit(LM_SIG, nogil=True)
     def lm(stats):
@@ -191,9 +191,10 @@ def _wrap(jit_fn):
 
 
 class CompiledDensity:
-    """A log density ``f(theta, rest, S, sizes) -> float`` for the kernels
-    (:data:`~.kernels.hyper.DENSITY_SIG`), around a numba dispatcher with pytensor's calling
-    convention (one 0-d array in a tuple, :func:`compile_density`).
+    """A log density ``f(theta, rest, S, sizes) -> float`` for the kernels.
+
+    The signature is :data:`~.kernels.hyper.DENSITY_SIG`; it wraps a numba dispatcher with pytensor's calling convention
+    (one 0-d array in a tuple, :func:`compile_density`).
 
     Attributes
     ----------
@@ -225,9 +226,11 @@ class CompiledDensity:
 
 
 def compile_density(jit_fn):
-    """The numba dispatcher ``jit_fn(theta, rest, S, sizes) -> (0-d array,)`` (pytensor's numba
-    backend, inputs in that order) as a :class:`CompiledDensity` the kernels call; compiled once
-    per dispatcher in a process (the cache keeps the dispatcher alive, so its id stays its own)."""
+    """Wrap a numba dispatcher of a density as a :class:`CompiledDensity` the kernels call.
+
+    The dispatcher is ``jit_fn(theta, rest, S, sizes) -> (0-d array,)`` (pytensor's numba backend, inputs in that
+    order); compiled once per dispatcher in a process (the cache keeps the dispatcher alive, so its id stays its own).
+    """
 
     def build():
         with quiet_compile():

@@ -17,7 +17,7 @@ A chain's state is its canonical labels: the int64 array :meth:`~PartitionKernel
 :meth:`~PartitionKernel.step` made (treat it as read only). A step continues from the cluster
 state the kernel holds when it is given the array the kernel returned last (nothing changed
 since), and otherwise rebuilds it from the labels. (A plain array, not an object holding one:
-an object built per step cost about 0.2 us, 4% of a Gibbs step of 3 items.)
+an object built per step costs a noticeable share of a Gibbs step of a few items.)
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ __all__ = ["PartitionKernel"]
 
 
 def _seed(rng):
-    """A 32-bit seed for numba's generator from a numpy Generator or an integer."""
+    """Return a 32-bit seed for numba's generator from a numpy Generator or an integer."""
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
         return int(rng) & 0xFFFFFFFF
     if isinstance(rng, np.random.Generator):
@@ -115,15 +115,19 @@ class PartitionKernel:
 
     @property
     def log_marginal(self):
-        """The family's log marginal compiled with numba (:class:`~.compile.CompiledLogMarginal`),
-        compiled on first use: only the graph's predictive form calls it from compiled code."""
+        """The family's log marginal compiled with numba (:class:`~.compile.CompiledLogMarginal`).
+
+        Compiled on first use: only the graph's predictive form calls it from compiled code.
+        """
         if self._log_marginal is None:
             self._log_marginal = compile_log_marginal(self.family, self.item_stats.shape[1])
         return self._log_marginal
 
     def _check_evaluable(self, reference):
-        """Refuse hyperparameters the family cannot be evaluated at on these data (each item
-        alone, all items together), naming the culprit, before any step could score NaN."""
+        """Refuse hyperparameters the family cannot be evaluated at on these data, naming the culprit.
+
+        Each item alone and all items together are checked, before any step could score NaN.
+        """
         from ..families.evaluability import check_log_marginals
 
         check_log_marginals(self.family, self.item_stats, self._item_lm, lambda i: f"item {i} alone")
@@ -131,9 +135,11 @@ class PartitionKernel:
         check_log_marginals(self.family, total, [reference(total[0])], lambda i: "all items together")
 
     def _choose_form(self):
-        """The family's specialised predictive form if it has one that agrees with its graph on
-        these data (:func:`~pymc_partition.predictive.check_form`, against the graph evaluated
-        without compiling it), else the graph's."""
+        """Choose the family's specialised predictive form if it agrees with its graph, else the graph's.
+
+        The form must agree on these data (:func:`~pymc_partition.predictive.check_form`, against the graph evaluated
+        without compiling it).
+        """
         if self.specialize:
             build = getattr(self.family, "predictive_form", None)
             form = build(self.item_stats) if build is not None else None
@@ -149,9 +155,10 @@ class PartitionKernel:
         return graph_form(self.item_stats)
 
     def _link(self):
-        """Bundle the arrays for the kernels, by address (process-local: redone after
-        unpickling). The kernel keeps every array whose address it hands out and never
-        replaces one, so the addresses stay valid."""
+        """Bundle the arrays for the kernels, by address (process-local: redone after unpickling).
+
+        The kernel keeps every array whose address it hands out and never replaces one, so the addresses stay valid.
+        """
         form, st = self.predictive_form, self._state
         # only the graph's form calls the compiled graph (through the context)
         lm_addr = self.log_marginal.addresses if form.name == "graph" else np.zeros(2, np.int64)
@@ -164,8 +171,10 @@ class PartitionKernel:
         self._current = None  # the state the cluster arrays hold, if any
 
     def _run(self, *args):
-        """The first call of the kernel (numba's dispatcher); then its compiled entry point for
-        these argument types is kept, to skip the dispatch (about 3 us per step)."""
+        """Call the kernel; keep its compiled entry point for these argument types after the first call.
+
+        The first call goes through numba's dispatcher; keeping the entry point skips the dispatch on every later step.
+        """
         merge_split = self.mix.n_split_merge > 0 or self.mix.n_sams > 0
         run = kernels.run_step if merge_split else kernels.run_gibbs_step
         with quiet_compile():
@@ -175,8 +184,10 @@ class PartitionKernel:
 
     # ------------------------------------------------------------------ stepping
     def init(self, labels):
-        """The state at ``labels`` (any labelling of a partition of the ``n_items`` items, as
-        integers): its canonical labels, a new int64 array."""
+        """Return the state at ``labels``: its canonical labels, a new int64 array.
+
+        ``labels`` is any labelling of a partition of the ``n_items`` items, as integers.
+        """
         labels = np.asarray(labels)
         if labels.shape != (self.n_items,):
             raise ValueError(f"{self.name!r} has shape {labels.shape}, expected ({self.n_items},).")
@@ -212,13 +223,16 @@ class PartitionKernel:
     # ------------------------------------------------------------------ hyperparameters
     @property
     def refreshable(self):
-        """Whether :meth:`refresh` can take new hyperparameters: only through a specialised form
-        (the graph's is compiled with the family's numbers in it)."""
+        """Whether :meth:`refresh` can take new hyperparameters.
+
+        Only through a specialised form (the graph's is compiled with the family's numbers in it).
+        """
         return self.predictive_form.name != "graph"
 
     def refresh(self, numbers):
-        """Take the numbers at new hyperparameters, in place (the kernels hold the arrays'
-        addresses: nothing is recompiled); the next step rebuilds its cluster state.
+        """Take the numbers at new hyperparameters, in place.
+
+        The kernels hold the arrays' addresses: nothing is recompiled; the next step rebuilds its cluster state.
 
         Parameters
         ----------

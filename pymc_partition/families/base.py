@@ -34,9 +34,11 @@ __all__ = [
 
 
 def _symbolic_param(name, value, support=None):
-    """A PyMC variable given as a hyperparameter: scalar or vector, float64; its domain is
-    checked when the model is evaluated (the logp is -inf outside it), and a random variable
-    whose distribution reaches values outside it (``support=(outside, domain)``) now."""
+    """Check a PyMC variable given as a hyperparameter: scalar or vector, float64.
+
+    Its domain is checked when the model is evaluated (the logp is -inf outside it), and a random variable whose
+    distribution reaches values outside it (``support=(outside, domain)``) now.
+    """
     if support is not None:
         check_support(name, value, *support)
     if value.ndim > 2:
@@ -73,6 +75,12 @@ def check_probability(name, value):
 
 
 def check_finite(name, value):
+    """Return hyperparameter ``name`` as a finite float or float array, or a checked PyMC variable.
+
+    Numbers must be finite (a TypeError for non-numeric values, a ValueError for NaN or infinity);
+    a PyMC variable is checked by :func:`_symbolic_param` (its domain when the model is
+    evaluated).
+    """
     if is_symbolic(value):
         return _symbolic_param(name, value)
     try:
@@ -208,6 +216,11 @@ def _length(value):
 
 
 def check_param_length(name, value, n_vars):
+    """Refuse a 1-d hyperparameter ``name`` whose length is not the number of variables ``n_vars``.
+
+    Scalars pass (they are broadcast to every variable), and so do variables whose length is not
+    known statically.
+    """
     ndim = value.ndim if is_symbolic(value) else np.ndim(value)
     if ndim == 1:
         length = _length(value)
@@ -270,8 +283,10 @@ class ConjugateFamily(RandomParams):
 
     # ------------------------------------------------------------------ random hyperparameters
     def replace_params(self, values):
-        """A shallow copy whose hyperparameters ``values`` (name -> tensor) replace the current
-        ones, without validation: how the logp puts the model's value variables in."""
+        """Return a shallow copy whose hyperparameters ``values`` (name -> tensor) replace the current ones.
+
+        Without validation: how the logp puts the model's value variables in.
+        """
         import copy
 
         new = copy.copy(self)
@@ -281,7 +296,7 @@ class ConjugateFamily(RandomParams):
         return new
 
     def _param(self, name):
-        """A hyperparameter for a graph: the variable itself, or its number(s) as float64."""
+        """Return a hyperparameter for a graph: the variable itself, or its number(s) as float64."""
         value = getattr(self, name)
         return value if is_symbolic(value) else np.asarray(value, dtype=float)
 
@@ -300,15 +315,17 @@ class ConjugateFamily(RandomParams):
         return out
 
     def item_stats_graph(self, values, item_index, n_items):
-        """Per-item statistics as a pytensor graph of (possibly shared) data and of the
-        hyperparameters in ``_stats_params``; equal to :meth:`item_stats` (tested)."""
+        """Per-item statistics as a pytensor graph.
+
+        Of (possibly shared) data and of the hyperparameters in ``_stats_params``; equal to :meth:`item_stats` (tested).
+        """
         return self._item_stats_graph(pt.as_tensor_variable(values), np.asarray(item_index), int(n_items))
 
     def _item_stats_graph(self, values, item_index, n_items):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def draw_data(self, rng, labels, item_index, n_vars):
-        """Data drawn given a partition: each cluster's parameters from the prior, then its rows.
+        """Return the data drawn given a partition: each cluster's parameters from the prior, then its rows.
 
         Parameters
         ----------
@@ -346,8 +363,10 @@ class ConjugateFamily(RandomParams):
     _draw_kernel = None
 
     def _draw_kernel_shapes(self, n_vars):
-        """Name and shape of each parameter of :attr:`_draw_kernel`, in its order; scalar and vector
-        hyperparameters are broadcast to these shapes (default: one value per variable)."""
+        """Name and shape of each parameter of :attr:`_draw_kernel`, in its order.
+
+        Scalar and vector hyperparameters are broadcast to these shapes (default: one value per variable).
+        """
         return tuple((k, (n_vars,)) for k in self._param_names)
 
     def item_stats(self, values, item_index=None, n_items=None):
@@ -391,7 +410,7 @@ class ConjugateFamily(RandomParams):
         raise NotImplementedError
 
     def predictive_form(self, item_stats):
-        """A specialised form of the log predictive ``lm(S + x_i) - lm(S)`` for the samplers.
+        """Return a specialised form of the log predictive ``lm(S + x_i) - lm(S)`` for the samplers.
 
         Parameters
         ----------
@@ -413,7 +432,7 @@ class ConjugateFamily(RandomParams):
 
         The graph is run by pytensor's Python linker, numpy op by op on the whole batch
         (:func:`~pymc_partition._pytensor_modes.python_function`): nothing is compiled, where
-        numba took 1-8 s per family in a fresh environment; call it on many rows at once.
+        numba would take seconds per family in a fresh environment; call it on many rows at once.
         """
         stats = np.asarray(stats, dtype=float)
         fn = getattr(self, "_np_fn", None)
@@ -435,8 +454,9 @@ class ConjugateFamily(RandomParams):
 
 
 class CentredLocation:
-    """Mixin of the Gaussian families: their statistics are sums over the data less a fixed
-    centre: the prior mean ``mu0`` when it is a number, else the mean of the first data summed.
+    """Mixin of the Gaussian families: their statistics are sums over the data less a fixed centre.
+
+    The centre is the prior mean ``mu0`` when it is a number, else the mean of the first data summed.
 
     Raw sums of squares of data far from zero cancel: at ``1e8`` times the spread a variance
     computed from them has no correct digit. About the prior mean (the data mean for
@@ -458,8 +478,11 @@ class CentredLocation:
         return self._fix_centre(None)
 
     def _fix_centre(self, values):
-        """The centre, fixed now if it is not yet: each variable's mean of ``values`` (numbers),
-        or 0 when there are none (statistics given by hand, or only a graph of the data)."""
+        """Fix the centre now if it is not yet, and return it.
+
+        The centre is each variable's mean of ``values`` (numbers), or 0 when there are none (statistics given by hand,
+        or only a graph of the data).
+        """
         cell = self._centre_cell
         if cell.value is None:
             cell.value = _data_mean(values)
@@ -479,8 +502,10 @@ class CentredLocation:
 
 
 class _Centre:
-    """The centre of a :class:`CentredLocation` family, one object shared with its copies (so
-    that a centre fixed by any of them holds for all)."""
+    """The centre of a :class:`CentredLocation` family, one object shared with its copies.
+
+    So a centre fixed by any of them holds for all.
+    """
 
     __slots__ = ("value",)
 
@@ -489,8 +514,10 @@ class _Centre:
 
 
 def _data_mean(values):
-    """Each variable's mean of finite 2-d ``values``, or 0 for a graph or ``None``; the midrange
-    where the mean's sum would overflow."""
+    """Each variable's mean of finite 2-d ``values``, or 0 for a graph or ``None``.
+
+    The midrange stands in for the mean where the mean's sum would overflow.
+    """
     if values is None or is_symbolic(values):
         return np.float64(0.0)
     values = np.asarray(values, dtype=float)

@@ -60,7 +60,7 @@ def _check_n_clusters(n_clusters, n_items):
 
 
 def data_scale(observed, n_clusters, *, full=True):
-    """The data's mean and a cluster's share of its spread.
+    """Return the data's mean and a cluster's share of its spread.
 
     Parameters
     ----------
@@ -126,8 +126,10 @@ def data_scale(observed, n_clusters, *, full=True):
 
 
 def data_scaled(observed, n_clusters, *, full, shape, minimum, scale):
-    """``(mu0, shape, spread parameter)`` of a family whose prior mean of a cluster's (co)variance
-    is ``spread parameter / (shape - minimum)``: scaled to ``scale * var(data) / G^(2/V)``.
+    """Return ``(mu0, shape, spread parameter)`` scaled to the data.
+
+    For a family whose prior mean of a cluster's (co)variance is ``spread parameter / (shape - minimum)``: scaled to
+    ``scale * var(data) / G^(2/V)``.
 
     ``shape`` is the family's degrees of freedom (``(name, value)``: ``nu0`` with
     ``minimum = V + 1``, ``alpha0`` with ``minimum = 1``; ``value`` may be a callable of ``V``

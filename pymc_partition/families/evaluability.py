@@ -17,7 +17,7 @@ __all__ = ["check_log_marginals", "culprits"]
 
 
 def _moderate(family, name):
-    """A moderate value of hyperparameter ``name`` (None: not a number to vary)."""
+    """Return a moderate value of hyperparameter ``name`` (None: not a number to vary)."""
     value = getattr(family, name)
     if isinstance(value, (int, np.integer)) and name == "n_categories":
         return None
@@ -31,8 +31,10 @@ def _moderate(family, name):
 
 
 def _log_marginals(family, stats):
-    """The family's log marginal of the rows of ``stats``, compiled without optimisation (these
-    are a few rows, on the path of an error: compile time is what counts)."""
+    """Compile the family's log marginal of the rows of ``stats`` without optimisation.
+
+    These are a few rows, on the path of an error: compile time is what counts.
+    """
     import pytensor
     import pytensor.tensor as pt
 
@@ -42,8 +44,10 @@ def _log_marginals(family, stats):
 
 
 def culprits(family, stats):
-    """Names of the hyperparameters whose moderate value makes the log marginal of the rows of
-    ``stats`` finite (each changed alone)."""
+    """Names of the hyperparameters whose moderate value makes the log marginal finite.
+
+    The log marginal of the rows of ``stats``, each hyperparameter changed alone.
+    """
     found = []
     for name in family._param_names:
         moderate = _moderate(family, name)

@@ -52,10 +52,10 @@ class NormalInverseGamma(CentredLocation, ConjugateFamily):
 
     Notes
     -----
-    Statistics per item: ``[n, S_1 (V), S_2 (V)]`` with ``S_1 = \sum y``, ``S_2 = \sum y^2``
-    over the item's rows, ``y`` the data less :attr:`centre` (``mu0`` when it is a number:
-    sums of squares far from zero would cancel) and ``mu0`` read less it too. For one variable of a cluster with summed ``n, S_1, S_2``, write
-    ``d = S_1 - n\mu_0 = \sum (y - \mu_0)`` and
+    Statistics per item: ``[n, S_1 (V), S_2 (V)]`` with ``S_1 = \sum y``, ``S_2 = \sum y^2`` over
+    the item's rows, ``y`` the data less :attr:`centre` (``mu0`` when it is a number: sums of
+    squares far from zero would cancel) and ``mu0`` read less it too. For one variable of a cluster
+    with summed ``n, S_1, S_2``, write ``d = S_1 - n\mu_0 = \sum (y - \mu_0)`` and
     ``Q = S_2 - 2\mu_0 S_1 + n\mu_0^2 = \sum (y-\mu_0)^2``; then ``\kappa_n = \kappa_0 + n``,
     ``\alpha_n = \alpha_0 + n/2``,
     ``\beta_n = \beta_0 + \tfrac12 (Q - d^2/\kappa_n)`` and

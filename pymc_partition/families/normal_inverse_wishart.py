@@ -25,8 +25,10 @@ _LOG_PI = float(np.log(np.pi))
 
 
 def _log_multigamma_ratio(x, n, dim):
-    """``log Gamma_dim(x + n) - log Gamma_dim(x)`` for pytensor tensors (elementwise), exact for
-    any ``x`` (a sum of log rising factorials, not a difference of log-gammas)."""
+    """``log Gamma_dim(x + n) - log Gamma_dim(x)`` for pytensor tensors (elementwise).
+
+    Exact for any ``x`` (a sum of log rising factorials, not a difference of log-gammas).
+    """
     offsets = (1.0 - np.arange(1, dim + 1)) / 2.0
     return pt.sum(log_rising_tensor(x[..., None] + offsets, n[..., None]), axis=-1)
 
@@ -198,7 +200,7 @@ class NormalInverseWishart(CentredLocation, ConjugateFamily):
         return cls(mean, kappa0, nu0, psi0)
 
     def _init_random(self, mu0, kappa0, nu0, psi0):
-        """Some hyperparameters are PyMC variables: shapes are checked now, values in the graph."""
+        """Set up random hyperparameters: shapes are checked now, values in the graph."""
         shapes = [np.shape(x) if not is_symbolic(x) else x.type.shape for x in (mu0, psi0)]
         n_vars = next((s[0] for s in shapes if len(s) >= 1 and s[0] is not None), None)
         if n_vars is None:

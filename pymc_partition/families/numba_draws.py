@@ -141,8 +141,11 @@ def draw_normal_inverse_wishart(rng, labels, item_index, out, mu0, kappa0, nu0, 
 
 @njit(cache=True)
 def draw_spike_slab(rng, labels, item_index, out, mu, sigma2, sigma2_eta, sigma2_theta, p):
-    """``y = mu + gamma theta + eta_item + eps``: ``gamma ~ Bernoulli(p)``, ``theta ~ N(0, sigma2_theta)``
-    per cluster and variable, ``eta ~ N(0, sigma2_eta)`` per item and variable, ``eps ~ N(0, sigma2)``."""
+    """Draw ``y = mu + gamma theta + eta_item + eps`` from the spike-and-slab model.
+
+    ``gamma ~ Bernoulli(p)``, ``theta ~ N(0, sigma2_theta)`` per cluster and variable, ``eta ~ N(0, sigma2_eta)`` per
+    item and variable, ``eps ~ N(0, sigma2)``.
+    """
     _check_positive(sigma2)
     _check_positive(sigma2_eta)
     _check_positive(sigma2_theta)
@@ -167,9 +170,11 @@ def draw_spike_slab(rng, labels, item_index, out, mu, sigma2, sigma2_eta, sigma2
 
 @njit(cache=True)
 def _draw_one_latent(rng, labels, item_index, out, a, b, poisson):
-    """Beta--Bernoulli (``poisson=False``) or Gamma--Poisson: one latent per cluster and variable,
-    ``theta ~ Beta(a, b)`` or ``lambda ~ Gamma(a, rate=b)``, then rows ``Bernoulli(theta)`` or
-    ``Poisson(lambda)``."""
+    """Draw Beta--Bernoulli (``poisson=False``) or Gamma--Poisson data.
+
+    One latent per cluster and variable, ``theta ~ Beta(a, b)`` or ``lambda ~ Gamma(a, rate=b)``, then rows
+    ``Bernoulli(theta)`` or ``Poisson(lambda)``.
+    """
     _check_positive(a)
     _check_positive(b)
     cluster, n_clusters = _row_clusters(labels, item_index)
@@ -192,8 +197,10 @@ def draw_beta_bernoulli(rng, labels, item_index, out, a, b):
 
 @njit(cache=True)
 def _log_gamma_variate(rng, shape):
-    """``log G``, ``G ~ Gamma(shape, 1)``, without underflow for small shapes:
-    ``G = G' U^(1/shape)`` with ``G' ~ Gamma(shape + 1, 1)``."""
+    """``log G``, ``G ~ Gamma(shape, 1)``, without underflow for small shapes.
+
+    ``G = G' U^(1/shape)`` with ``G' ~ Gamma(shape + 1, 1)``.
+    """
     if shape >= 1.0:
         return math.log(rng.gamma(shape, 1.0))
     return math.log(rng.gamma(shape + 1.0, 1.0)) + math.log(rng.random()) / shape

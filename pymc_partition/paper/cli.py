@@ -9,8 +9,8 @@
 Without ``--data`` (and without the environment variable ``PMP_ARABIDOPSIS_CSV``) it runs on
 data simulated from the paper's fitted model, so no download is needed. Every argument (the
 data file's existence and layout and the output folder included) is checked before anything
-heavy is imported or computed: ``--help`` and argument errors take well under 2 s, PyMC is
-imported only once the run starts.
+heavy is imported or computed: ``--help`` and argument errors import neither PyMC nor the
+kernels, PyMC is imported only once the run starts.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ __all__ = ["main", "parser"]
 
 
 def _int_option(name):
-    """argparse type for an integer option with the bounds of ``INT_BOUNDS[name]``."""
+    """Return an argparse type for an integer option with the bounds of ``INT_BOUNDS[name]``."""
 
     def parse(text):
         try:
@@ -44,7 +44,7 @@ def _int_option(name):
 
 
 def parser():
-    """The command line's argument parser."""
+    """Return the command line's argument parser."""
     env = datasets.ARABIDOPSIS_ENV
     p = argparse.ArgumentParser(
         prog="pymc-partition-demo",

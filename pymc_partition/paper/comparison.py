@@ -1,5 +1,7 @@
-"""Paper-versus-ours tables: the empirical-Bayes table, the exact posterior under each reading of
-the prior, and the closing comparison of the notebook and the main job.
+"""Paper-versus-ours tables.
+
+The empirical-Bayes table, the exact posterior under each reading of the prior, and the closing comparison of the
+notebook and the main job.
 
 Every table is a :class:`~pymc_partition.paper.table.Table` (whole as plain text, and as HTML in
 a notebook); its ``frame`` holds the numbers.
@@ -106,7 +108,7 @@ def compare_eb(fit) -> EBComparison:
 
 
 def compare_with_truth(fit, truth) -> Table:
-    """An empirical-Bayes fit of simulated data beside the values they were simulated from.
+    """Return an empirical-Bayes fit of simulated data beside the values they were simulated from.
 
     One row per hyperparameter: ``simulated from``, ``EB estimate``, ``std. error``,
     ``z = (est - true) / se`` and ``within 2 s.e.`` (about 95 % of fits should be, parameter by
@@ -130,7 +132,7 @@ def compare_with_truth(fit, truth) -> Table:
 
 
 def readings_table(readings, *, paper=True) -> Table:
-    """The exact posterior's headline numbers under each reading of the prior, beside the paper's.
+    """Return the exact posterior's headline numbers under each reading of the prior, beside the paper's.
 
     Parameters
     ----------
@@ -149,7 +151,7 @@ def readings_table(readings, *, paper=True) -> Table:
 
 
 def closing_table(*, eb_comparison, readings, diagnostics, real_data=True) -> Table:
-    """What we find against what the paper reports: one row per claim of the paper.
+    """Return what we find against what the paper reports: one row per claim of the paper.
 
     Parameters
     ----------

@@ -27,7 +27,7 @@ def _new_figure(fig, figsize, dpi):
 
 def figure1(exact, item_names, *, n_states=1000, k=constants.TOP_K, threshold=constants.COCLUSTERING_THRESHOLD,
             fig=None, dpi=90):  # fmt: skip
-    """The paper's Figure 1: cumulative probability of the states, and the co-clustering of pairs.
+    """Draw the paper's Figure 1: cumulative probability of the states, and the co-clustering of pairs.
 
     Left: cumulative probability of the ``n_states`` most probable partitions by rank (log
     scale, the top ``k`` marked). Right: exact co-clustering probabilities of all pairs above
@@ -81,7 +81,7 @@ def coclustering_matrix(exact, item_names, *, fig=None, dpi=90):
 
 
 def figure2(diags, *, alpha=constants.ALPHA, cv_threshold=constants.CV_THRESHOLD, fig=None, dpi=90):
-    """The paper's Figure 2, one row per sampler: (a) |rho_hat - rho|, (b) CV, (c) Hotelling-RS.
+    """Draw the paper's Figure 2, one row per sampler: (a) |rho_hat - rho|, (b) CV, (c) Hotelling-RS.
 
     ``diags`` maps a sampler's name to its
     :func:`~pymc_partition.paper.workflow.convergence_diagnostics`. Lines are item pairs in (a)

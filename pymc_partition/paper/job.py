@@ -60,7 +60,7 @@ def bound_text(name):
 
 
 def check_output_folder(out, overwrite):
-    """The job's files already in ``out``; a ValueError naming them unless ``overwrite``.
+    """Return the job's files already in ``out``; a ValueError naming them unless ``overwrite``.
 
     A folder given twice must not lose a previous run's results (draws that took minutes, figures
     a user edited) without being asked: the check runs before any work.

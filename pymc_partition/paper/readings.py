@@ -36,8 +36,9 @@ PRINTED_READING = "printed formula: UniformMultinomialDirichlet"
 
 
 class UniformClusterCount(PartitionPrior):
-    r"""P(C) = 1/N exactly for the number C of non-empty clusters, uniform over the compositions
-    of N into C positive sizes, and uniform over the allocations with those sizes:
+    r"""P(C) = 1/N exactly for the number C of non-empty clusters.
+
+    Uniform over the compositions of N into C positive sizes, and uniform over the allocations with those sizes:
 
     .. math:: \pi(z) \propto C!\,(C-1)!\,(N-C)!\,\prod_c n_c!
     """
@@ -61,7 +62,7 @@ def prior_readings():
 
 
 def paper_prior():
-    """The prior the main job and the notebook use as the paper's (:data:`PAPER_READING`)."""
+    """Return the prior the main job and the notebook use as the paper's (:data:`PAPER_READING`)."""
     return prior_readings()[PAPER_READING]
 
 

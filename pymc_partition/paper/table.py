@@ -46,14 +46,14 @@ class Table:
         return fmt(value) if callable(fmt) else fmt.format(value)
 
     def strings(self):
-        """The formatted table: a DataFrame of strings, same index and columns."""
+        """Return the formatted table: a DataFrame of strings, same index and columns."""
         out = self.frame.copy().astype(object)
         for column in out.columns:
             out[column] = [self._cell(column, v) for v in self.frame[column]]
         return out
 
     def to_string(self):
-        """The whole table as text: no truncated cell, no wrapped column."""
+        """Return the whole table as text: no truncated cell, no wrapped column."""
         cells = self.strings()
         index = [str(i) for i in cells.index]
         head = [str(c) for c in cells.columns]

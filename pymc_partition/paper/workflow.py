@@ -1,5 +1,7 @@
-"""The paper's workflow in steps: data, model, exact posterior under each reading of the prior,
-both samplers, and the diagnostics along the iterations (the numbers behind Figure 2).
+"""The paper's workflow in steps.
+
+Data, model, exact posterior under each reading of the prior, both samplers, and the diagnostics along the iterations
+(the numbers behind Figure 2).
 
 Used by the main job (:mod:`pymc_partition.paper.job`) and the notebook. Heavy imports (PyMC,
 arviz_regen) happen inside the functions, so importing this module stays cheap.
@@ -49,8 +51,11 @@ BIG_ERROR_COLUMN = f"share of pairs |error| > {constants.SPLIT_MERGE_ERRORS[0]:g
 
 
 def simulate_data(random_seed=constants.SEED):
-    """Data of the Arabidopsis shape (14 items, 43 variables, ColWT's 3 replicates and 4 for the
-    others) simulated from the paper's fitted model (:data:`~.constants.EB_HYPERPARAMETERS`)."""
+    """Simulate data of the Arabidopsis shape from the paper's fitted model.
+
+    14 items, 43 variables, ColWT's 3 replicates and 4 for the others; the model is
+    :data:`~.constants.EB_HYPERPARAMETERS`.
+    """
     from ..datasets import simulate_spike_slab
 
     return simulate_spike_slab(
@@ -60,7 +65,7 @@ def simulate_data(random_seed=constants.SEED):
 
 
 def load_data(path=None, *, random_seed=constants.SEED):
-    """The Arabidopsis data from ``path``, or simulated data (:func:`simulate_data`) if ``path`` is None.
+    """Return the Arabidopsis data from ``path``, or simulated data (:func:`simulate_data`) if ``path`` is None.
 
     Find the path with :func:`pymc_partition.datasets.arabidopsis_path`.
     """
@@ -70,9 +75,11 @@ def load_data(path=None, *, random_seed=constants.SEED):
 
 
 def build_model(data, estimates, prior=None):
-    """The paper's model: a partition of the items with ``prior`` (default
-    :func:`~.readings.paper_prior`) and the spike-and-slab marginal likelihood with the
-    hyperparameters ``estimates``. Returns ``(model, z)``."""
+    """Build the paper's model; return ``(model, z)``.
+
+    A partition of the items with ``prior`` (default :func:`~.readings.paper_prior`) and the spike-and-slab marginal
+    likelihood with the hyperparameters ``estimates``.
+    """
     import pymc as pm
 
     import pymc_partition as pmp
@@ -89,7 +96,7 @@ def build_model(data, estimates, prior=None):
 
 
 def make_steps(z):
-    """The two samplers of the comparison, as zero-argument factories keyed like SAMPLER_LABELS."""
+    """Return the two samplers of the comparison, as zero-argument factories keyed like SAMPLER_LABELS."""
     import pymc_partition as pmp
 
     return {
@@ -150,7 +157,7 @@ def sample_timed(model, z, make_step, *, draws, chains, cores=1, random_seed=con
 
 
 def exact_under_readings(data, estimates, priors=None, *, top_k=1000):
-    """The exact posterior of the data under each prior (default: every reading of the paper's).
+    """Return the exact posterior of the data under each prior (default: every reading of the paper's).
 
     Parameters
     ----------
@@ -188,7 +195,7 @@ def exact_under_readings(data, estimates, priors=None, *, top_k=1000):
 
 
 def top_partitions(exact, item_names, k=constants.TOP_K):
-    """The ``k`` most probable partitions, their probabilities and cumulative mass, as a Table."""
+    """Return the ``k`` most probable partitions, their probabilities and cumulative mass, as a Table."""
     import pandas as pd
 
     from .table import Table

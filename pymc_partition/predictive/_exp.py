@@ -2,7 +2,7 @@
 
 ``math.exp`` is a call into the C library, which keeps a loop over variables scalar; this one is
 a few multiply-adds and a bit cast, so a loop calling it runs on vector registers (the
-spike-and-slab log marginal, an exponential per variable, is about four times faster). Cody-Waite
+spike-and-slab log marginal takes an exponential per variable). Cody-Waite
 range reduction ``x = k log 2 + r`` with ``|r| <= log(2)/2``, the Taylor polynomial of ``e^r`` to
 degree 13 (truncation below ``5e-18`` relative), and ``2^k`` assembled from its bits. Arguments
 below -708 give ``e^-708`` (about ``3e-308``), which is all the callers need: they add it to 1.

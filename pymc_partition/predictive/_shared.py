@@ -25,8 +25,10 @@ def pred_slots(pred_one, ctx, slots_addr, m, i, out_addr):
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def add_then_pred(add, pred_one, ctx, c, i):
-    """``remove`` of a form whose ``add`` just refreshes the cache from the statistics: the
-    refresh, then the log predictive of item ``i`` for what is left."""
+    """``remove`` of a form whose ``add`` just refreshes the cache from the statistics.
+
+    The refresh, then the log predictive of item ``i`` for what is left.
+    """
     add(ctx, c, i, 0.0)
     params, stats, cache, aux = unpack(ctx)
     return pred_one(params, stats, cache, c, aux, i)
@@ -34,8 +36,10 @@ def add_then_pred(add, pred_one, ctx, c, i):
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def replace_cached(cache, c, new):
-    """For forms whose cache is the cluster's log marginal: store ``new`` (the log marginal after
-    an item left) and return the log predictive of that item, old minus new."""
+    """Store ``new`` and return the log predictive of the item that left, old minus new.
+
+    For forms whose cache is the cluster's log marginal: ``new`` is the log marginal after an item left.
+    """
     lp = cache[c, 0] - new
     cache[c, 0] = new
     return lp

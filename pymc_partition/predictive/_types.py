@@ -85,7 +85,7 @@ _CONTEXT_SIZE = 12
 
 
 def make_context(params, stats, cache, aux, lm_addr):
-    """The int64 context vector of a form's arrays (all float64, C-contiguous).
+    """Return the int64 context vector of a form's arrays (all float64, C-contiguous).
 
     ``stats (slots, k)`` and ``cache (slots, w)`` are the per-slot statistics and form caches
     (their last row is scratch), ``aux (n, a)`` the per-item terms, ``params`` the constants,
@@ -135,13 +135,13 @@ def unpack(ctx):
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def int_view(addr, m):
-    """The int64 array of length ``m`` at address ``addr``."""
+    """Return the int64 array of length ``m`` at address ``addr``."""
     return numba.carray(_i8_pointer(addr), m)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def float_view(addr, m):
-    """The float64 array of length ``m`` at address ``addr``."""
+    """Return the float64 array of length ``m`` at address ``addr``."""
     return numba.carray(_f8_pointer(addr), m)
 
 
@@ -197,5 +197,5 @@ init_from_addresses = _from_addresses(INIT_SIG)
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def lm_of(ctx):
-    """The compiled log marginal named by a context."""
+    """Return the compiled log marginal named by a context."""
     return lm_from_addresses(ctx[_LM], ctx[_LM + 1])

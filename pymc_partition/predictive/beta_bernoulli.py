@@ -110,7 +110,7 @@ def _init(ctx, c):
 
 
 def beta_bernoulli_form(family, item_stats):
-    """The :class:`PredictiveForm` of a :class:`~pymc_partition.BetaBernoulli` family."""
+    """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.BetaBernoulli` family."""
     X = np.asarray(item_stats, dtype=np.float64)
     V = X.shape[1] - 1
     a = np.broadcast_to(np.asarray(family.a, dtype=float), (V,))

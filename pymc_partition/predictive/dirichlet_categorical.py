@@ -89,8 +89,10 @@ def _remove(ctx, c, i):
 
 
 def dirichlet_categorical_form(family, item_stats):
-    """The :class:`PredictiveForm` of a :class:`~pymc_partition.DirichletCategorical` family, or
-    ``None`` when some item has several rows."""
+    """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.DirichletCategorical` family.
+
+    Or ``None`` when some item has several rows.
+    """
     X = np.asarray(item_stats, dtype=np.float64)
     K = family.n_categories
     if K is None or X.shape[1] % K:

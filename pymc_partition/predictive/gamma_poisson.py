@@ -92,7 +92,7 @@ def _remove(ctx, c, i):
 
 
 def gamma_poisson_form(family, item_stats):
-    """The :class:`PredictiveForm` of a :class:`~pymc_partition.GammaPoisson` family."""
+    """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.GammaPoisson` family."""
     X = np.asarray(item_stats, dtype=np.float64)
     V = (X.shape[1] - 1) // 2
     a = np.broadcast_to(np.asarray(family.a, dtype=float), (V,))

@@ -53,5 +53,5 @@ def _init(ctx, c):
 
 
 def graph_form(item_stats):
-    """The form that evaluates the compiled graph per candidate (``aux`` = the statistics)."""
+    """Return the form that evaluates the compiled graph per candidate (``aux`` = the statistics)."""
     return PredictiveForm("graph", np.zeros(1), item_stats, 1, _pred, _remove, _add, _init)

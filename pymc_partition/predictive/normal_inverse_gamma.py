@@ -45,9 +45,11 @@ _HEAD = 3
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def _cluster(params, stats, c, v):
-    """``(kappa, alpha, mu_n, beta - beta0)`` of variable ``v`` of slot ``c`` (``mu_n``, the
-    posterior mean, as the cluster mean moved towards ``mu0``: no cancellation when ``mu0`` is
-    far from the data)."""
+    """``(kappa, alpha, mu_n, beta - beta0)`` of variable ``v`` of slot ``c``.
+
+    ``mu_n``, the posterior mean, as the cluster mean moved towards ``mu0``: no cancellation when ``mu0`` is far from
+    the data.
+    """
     V = int(params[0])
     n = stats[c, 0]
     mu0, kappa0 = params[_HEAD + v], params[_HEAD + V + v]
@@ -96,7 +98,7 @@ def _init(ctx, c):
 
 @numba.njit(nogil=True, cache=True)
 def _pred_any_rows(params, stats, c, aux, i):
-    """The direct formula, for an item whose row count is not the tabulated one."""
+    """Evaluate the direct formula for an item whose row count is not the tabulated one."""
     V = int(params[0])
     r = aux[i, 0]
     tot = 0.0
@@ -147,9 +149,11 @@ def _remove(ctx, c, i):
 
 @numba.njit(**_NJIT)
 def _kappa_tables(r, n_max, k0):
-    """The count-only terms in ``kappa0`` for ``n = 0..n_max``, summed over the variables:
-    ``-r/2 log(2 pi) - log1p(r / (kappa0 + n)) / 2`` (predictive of one more item of ``r`` rows)
-    and ``-n/2 log(2 pi) - log1p(n / kappa0) / 2`` (log marginal)."""
+    """Return the count-only terms in ``kappa0`` for ``n = 0..n_max``, summed over the variables.
+
+    ``-r/2 log(2 pi) - log1p(r / (kappa0 + n)) / 2`` (predictive of one more item of ``r`` rows) and ``-n/2 log(2 pi) -
+    log1p(n / kappa0) / 2`` (log marginal).
+    """
     T = np.zeros(n_max + 1)
     L = np.zeros(n_max + 1)
     for j in range(n_max + 1):
@@ -162,8 +166,10 @@ def _kappa_tables(r, n_max, k0):
 
 @numba.njit(**_NJIT)
 def _rising_tables(r, n_max, a0):
-    """The count-only terms in ``alpha0``, summed over the variables: ``log (alpha0 + n/2)_{r/2}``
-    and ``log (alpha0)_{n/2}`` (log rising factorials)."""
+    """Return the count-only terms in ``alpha0``, summed over the variables.
+
+    ``log (alpha0 + n/2)_{r/2}`` and ``log (alpha0)_{n/2}`` (log rising factorials).
+    """
     T = np.zeros(n_max + 1)
     L = np.zeros(n_max + 1)
     for j in range(n_max + 1):
@@ -176,26 +182,29 @@ def _rising_tables(r, n_max, a0):
 
 @functools.lru_cache(maxsize=8)
 def _rising_tables_of(r, n_max, a0):
-    """:func:`_rising_tables` for ``a0`` given as a tuple, kept for the last few values: with a
-    random ``kappa0`` or ``mu0`` and a fixed ``alpha0`` they are the same at every refresh."""
+    """:func:`_rising_tables` for ``a0`` given as a tuple, kept for the last few values.
+
+    With a random ``kappa0`` or ``mu0`` and a fixed ``alpha0`` they are the same at every refresh.
+    """
     T, L = _rising_tables(r, n_max, np.array(a0, dtype=np.float64))
     T.flags.writeable = L.flags.writeable = False
     return T, L
 
 
 def _count_tables(r, n_max, k0, a0):
-    """The count-only terms for ``n = 0..n_max`` summed over the variables: ``T[n]``, the
-    predictive's for one more item of ``r`` rows, and ``L[n]``, the log marginal's (the log
-    marginal is ``L[n] - sum_v [alpha0_v log(beta_v / beta0_v) + n/2 log beta_v]``). Compiled
-    loops: at every change of a random ``kappa0`` or ``alpha0`` numpy took 0.6 ms at 2,000
-    items, more than a Gibbs sweep; the ``alpha0`` part, the costlier, is kept per value."""
+    """Return the count-only terms for ``n = 0..n_max`` summed over the variables.
+
+    ``T[n]``, the predictive's for one more item of ``r`` rows, and ``L[n]``, the log marginal's (the log marginal is
+    ``L[n] - sum_v [alpha0_v log(beta_v / beta0_v) + n/2 log beta_v]``). Compiled loops: at every change of a random
+    ``kappa0`` or ``alpha0`` numpy took longer than a Gibbs sweep; the ``alpha0`` part, the costlier, is kept per value.
+    """
     TK, LK = _kappa_tables(r, n_max, k0)
     TR, LR = _rising_tables_of(float(r), int(n_max), tuple(float(x) for x in a0))
     return TK + TR, LK + LR
 
 
 def normal_inverse_gamma_form(family, item_stats):
-    """The :class:`PredictiveForm` of a :class:`~pymc_partition.NormalInverseGamma` family."""
+    """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.NormalInverseGamma` family."""
     X = np.asarray(item_stats, dtype=np.float64)
     V = (X.shape[1] - 1) // 2
     mu0, k0, a0, b0 = (

@@ -121,8 +121,10 @@ def _pred(ctx, slots_addr, m, i, out_addr):
 
 @numba.njit(nogil=True, cache=True)
 def _rank_one(cache, c, V, w, sign):
-    """``L L^T + sign * x x^T`` in place (``x`` in scratch row ``w``, destroyed); returns
-    ``log(det ratio)``, or NaN if a downdate loses positive definiteness."""
+    """``L L^T + sign * x x^T`` in place (``x`` in scratch row ``w``, destroyed).
+
+    Returns ``log(det ratio)``, or NaN if a downdate loses positive definiteness.
+    """
     iD = _MU + V
     iL = _MU + 2 * V
     prod = 1.0
@@ -189,8 +191,10 @@ def _remove(ctx, c, i):
 
 
 def normal_inverse_wishart_form(family, item_stats):
-    """The :class:`PredictiveForm` of a :class:`~pymc_partition.NormalInverseWishart` family,
-    or ``None`` when some item has several rows."""
+    """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.NormalInverseWishart` family.
+
+    Or ``None`` when some item has several rows.
+    """
     X = np.asarray(item_stats, dtype=np.float64)
     V = int(family.n_vars)
     if X.shape[1] != 1 + V + V * V or not np.all(X[:, 0] == 1.0):

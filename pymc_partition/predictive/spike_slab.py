@@ -34,8 +34,10 @@ _FAST = {"reassoc", "contract", "nsz"}  # reassociation lets LLVM vectorise the 
 
 @numba.njit(nogil=True, cache=True, inline="always", fastmath=_FAST)
 def _sum_log1p_exp(h, g, b0, b1, w):
-    """``sum_v log(1 + e^x_v)`` with ``x_v = h + g (b0_v + w b1_v)^2``: a loop LLVM vectorises
-    (the factors of the product lie in (1, 2]: no overflow for up to 1000 of them)."""
+    """``sum_v log(1 + e^x_v)`` with ``x_v = h + g (b0_v + w b1_v)^2``.
+
+    A loop LLVM vectorises (the factors of the product lie in (1, 2]: no overflow for up to 1000 of them).
+    """
     acc = 0.0
     prod = 1.0
     for v in range(b0.shape[0]):
@@ -52,7 +54,7 @@ def _lm(params, stats, c, aux, i, w):
     """``lm`` of ``stats[c]`` plus ``w`` (1.0 or 0.0) times item ``i``'s row of ``aux``.
 
     Callers pass ``w`` and ``i`` as typed values, never as literal constants: numba compiles one
-    specialisation per literal argument (``True``/``False``/``0`` made three, 3.4 s cold).
+    specialisation per literal argument (``True``/``False``/``0`` would make three).
     """
     s, logit_p, const_v = params[0], params[1], params[2]
     V = stats.shape[1] - 2
@@ -97,7 +99,7 @@ def _init(ctx, c):
 
 
 def spike_slab_form(family, item_stats):
-    """The :class:`PredictiveForm` of a :class:`~pymc_partition.SpikeSlabNormal` family."""
+    """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.SpikeSlabNormal` family."""
     X = np.asarray(item_stats, dtype=np.float64)
     V = X.shape[1] - 2
     p = float(family.p)

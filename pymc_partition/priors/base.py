@@ -44,6 +44,7 @@ def log_stirling_weighted(log_h, n_items):
 
 
 def check_n_items(n_items):
+    """Return ``n_items`` as a Python int, refusing non-integers (bool included) and values below 1."""
     if isinstance(n_items, bool) or not isinstance(n_items, (int, np.integer)):
         raise TypeError(f"`n_items` must be an integer, got {type(n_items).__name__}.")
     if n_items < 1:
@@ -52,7 +53,7 @@ def check_n_items(n_items):
 
 
 def check_param(name, value, check, support=None):
-    """A number validated by ``check(name, value)``, or a scalar pytensor variable.
+    """Return a number validated by ``check(name, value)``, or a scalar pytensor variable.
 
     A variable is checked when the model is evaluated instead (the logp is ``-inf`` outside the
     parameter's domain, as for PyMC's own distributions), and, when it is a PyMC random variable,
@@ -109,7 +110,7 @@ class PartitionPrior(RandomParams):
 
     # ------------------------------------------------------------------ tables
     def tables(self, n_items):
-        """Normalized ``(log_g, log_h)`` tables for ``n_items`` items.
+        """Return the normalized ``(log_g, log_h)`` tables for ``n_items`` items.
 
         ``log pi(z) = log_g[C] + sum_c log_h[n_c]`` sums to one over all partitions.
         """
@@ -129,8 +130,11 @@ class PartitionPrior(RandomParams):
         return log_g, log_h
 
     def tables_graph(self, n_items):
-        """The normalized tables as pytensor tensors: constants for a fixed prior, else a graph
-        of the random parameters, whose evaluation outside their domain gives ``-inf`` logp."""
+        """Return the normalized tables as pytensor tensors.
+
+        Constants for a fixed prior, else a graph of the random parameters, whose evaluation outside their domain gives
+        ``-inf`` logp.
+        """
         import pytensor.tensor as pt
 
         n_items = check_n_items(n_items)

@@ -19,6 +19,10 @@ __all__ = [
 
 
 def check_positive(name, value):
+    """Return parameter ``name`` as a finite positive float.
+
+    A TypeError when ``value`` is not a number, a ValueError when it is not finite or not positive.
+    """
     try:
         value = float(value)
     except (TypeError, ValueError):

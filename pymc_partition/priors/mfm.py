@@ -22,7 +22,7 @@ _TAIL_TOL = 1e-17
 _TAIL_TOL_RANDOM = 1e-12
 #: Rows of t per block in the numpy series: memory stays a few million entries
 _BLOCK_ENTRIES = 1 << 22
-#: Most terms (n_items x k_max) the numpy series may take before it is refused (about 1 s)
+#: Most terms (n_items x k_max) the numpy series may take before it is refused (a second or so)
 _SERIES_BUDGET = 1 << 23
 
 
@@ -50,8 +50,9 @@ def _log_vn_series(n_items, gamma, log_pk, k_max, xp):
 
 
 class MixtureOfFiniteMixtures(PartitionPrior):
-    r"""Mixture of finite mixtures (Miller & Harrison 2018, JASA): a prior ``p(K)`` on the number
-    of components and symmetric Dirichlet(``gamma``) weights, marginalized over both.
+    r"""Mixture of finite mixtures (Miller & Harrison 2018, JASA).
+
+    A prior ``p(K)`` on the number of components and symmetric Dirichlet(``gamma``) weights, marginalized over both.
 
     A partition with ``t`` blocks of sizes ``n_1..n_t`` has probability
 
@@ -92,8 +93,8 @@ class MixtureOfFiniteMixtures(PartitionPrior):
     -----
     The truncation uses the bound
     :math:`k_{(t)} \Gamma(\gamma k)/\Gamma(\gamma k + N) \le \gamma^{-t} (\gamma k)^{t-N}`.
-    Computing the tables costs ``O(N K)`` (about 0.6 s at 2,000 items with ``K`` uniform on
-    ``1..N``, 8 s at 20,000), once per model.
+    Computing the tables costs ``O(N K)``, once per model (figures on the documentation's
+    performance page).
 
     Examples
     --------

@@ -48,9 +48,9 @@ class GibbsPartition(PartitionStep):
         Gibbs sweeps per step, at least 1.
     thin : int, default 1
         Steps per draw (thinning inside the step): each draw is the state after ``thin`` steps,
-        i.e. ``thin * n_sweeps`` sweeps. PyMC's per-draw cost (about 60 us per draw and chain
-        through the pipe with ``cores > 1``, 4-17 us in one process) is paid once per draw, so
-        thinning inside the step amortises it when a sweep is cheap.
+        i.e. ``thin * n_sweeps`` sweeps. PyMC's per-draw cost (larger through the pipe with
+        ``cores > 1`` than in one process) is paid once per draw, so thinning inside the step
+        amortises it when a sweep is cheap.
     specialize : bool, default True
         Use the family's specialised predictive form
         (:meth:`~pymc_partition.ConjugateFamily.predictive_form`), checked against the family's

@@ -1,5 +1,7 @@
-"""The step of the parameters that hang off a partition: PyMC's view of a
-:class:`~pymc_partition.engine.hyper.HyperparameterKernel`."""
+"""The step of the parameters that hang off a partition.
+
+PyMC's view of a :class:`~pymc_partition.engine.hyper.HyperparameterKernel`.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from pymc.step_methods.compound import BlockedStep, Competence, StepMethodState
 from pymc.step_methods.state import dataclass_state
 from pymc.util import get_random_generator, get_value_vars_from_user_vars
 
+from .._pytensor_modes import untraced
 from .._symbolic import hyperparameter_owners, hyperparameter_role
 from ..engine.compile import compile_density
 from ..engine.hyper import HyperparameterKernel
@@ -100,7 +103,8 @@ class PartitionHyperparameters(BlockedStep):
         """Read the block out of the model at its current data and compile its kernel."""
         model = self._model
         start = initial_point if initial_point is not None else model.initial_point()
-        self.block = hyperparameter_block(model, vars, start)
+        with untraced():  # internal graphs: no creation stacks
+            self.block = hyperparameter_block(model, vars, start)
         density = compile_density(self.block.density_jit) if self.block.slice_index else None
         self.kernel = HyperparameterKernel(
             density, self.block.item_stats, len(self.block.theta(start)),
@@ -111,9 +115,11 @@ class PartitionHyperparameters(BlockedStep):
         self.block.data.mark()
 
     def refresh_data(self):
-        """Rebuild the block if ``pm.set_data`` changed the data since it was built (called when a
-        chain starts, and before the step is sent to worker processes): a step reused for another
-        ``pm.sample`` samples the model's current data. Returns whether it rebuilt."""
+        """Rebuild the block if ``pm.set_data`` changed the data since it was built.
+
+        Called when a chain starts, and before the step is sent to worker processes: a step reused for another
+        ``pm.sample`` samples the model's current data. Returns whether it rebuilt.
+        """
         if self._model is None or not self.block.data.changed():
             return False
         self._build(self.vars)
@@ -144,8 +150,7 @@ class PartitionHyperparameters(BlockedStep):
 
     # ------------------------------------------------------------------ PyMC protocol
     def setup_chain(self, rng, tune, draws):
-        """Start a chain (PyMC >= 6.3): its generator, fresh widths, tuning if ``tune``, the
-        model's current data."""
+        """Start a chain (PyMC >= 6.3): its generator, fresh widths, tuning if ``tune``, the model's current data."""
         self.refresh_data()
         self._start_stream(get_random_generator(rng, copy=False))
         self.reset_tuning()
@@ -157,8 +162,10 @@ class PartitionHyperparameters(BlockedStep):
         self._start_stream(get_random_generator(rng, copy=False))
 
     def _start_stream(self, rng):
-        """Take the chain's generator and seed the kernel's generator state from it (the kernel
-        advances that state in place; part of the sampling state)."""
+        """Take the chain's generator and seed the kernel's generator state from it.
+
+        The kernel advances that state in place; part of the sampling state.
+        """
         self.rng = rng
         self.rng_state = rng_state(rng)
 

@@ -1,6 +1,8 @@
-"""Progress-bar columns of the partition steps: clusters and log posterior, and the state of an
-``arviz_regen.StopWhenConverged`` monitor when one is active
-(:func:`arviz_regen.diagnostics.online.active_monitor`)."""
+"""Progress-bar columns of the partition steps: clusters, log posterior and the monitor's state.
+
+The monitor is an ``arviz_regen.StopWhenConverged`` one when one is active
+(:func:`arviz_regen.diagnostics.online.active_monitor`).
+"""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ def _monitor():
 
 
 def config(stat_names, var_name, n_chains):
-    """PyMC's ``(columns, stats)`` of a step whose stats are named ``stat_names`` (field to
-    name); ``var_name`` (empty with one partition) is added to the column titles."""
+    """PyMC's ``(columns, stats)`` of a step whose stats are named ``stat_names`` (field to name).
+
+    ``var_name`` (empty with one partition) is added to the column titles.
+    """
     from rich.progress import TextColumn
     from rich.table import Column
 

@@ -23,7 +23,10 @@ class SequentialMergeSplit(PartitionStep):
     the two clusters ``c`` (:math:`\log \pi(z) = \log g(C) + \sum_c \log h(n_c)` the exchangeable
     prior). The product :math:`q` of these probabilities enters the Metropolis-Hastings ratio
 
-    .. math:: a = \min\Big(1, \frac{\pi(z^{split}) L(z^{split})}{\pi(z) L(z)}\,\frac{1}{q(z^{split}\mid z, \sigma)}\Big),
+    .. math::
+
+        a = \min\Big(1, \frac{\pi(z^{split}) L(z^{split})}{\pi(z) L(z)}\,
+        \frac{1}{q(z^{split}\mid z, \sigma)}\Big),
 
     :math:`\sigma` the allocation order. Otherwise the proposal merges the two clusters, accepted
     with :math:`\min(1, \frac{\pi(z^{merge})L(z^{merge})}{\pi(z)L(z)}\, q(z\mid z^{merge},

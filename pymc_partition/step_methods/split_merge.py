@@ -53,8 +53,8 @@ class SplitMerge(PartitionStep):
         Probability of one extra Gibbs sweep per step, in [0, 1].
     thin : int, default 1
         Steps per draw (thinning inside the step): each draw is the state after ``thin`` steps of
-        the mix above. PyMC's per-draw cost (about 60 us per draw and chain through the pipe with
-        ``cores > 1``) is paid once per draw, so thinning inside the step amortises it.
+        the mix above. PyMC's per-draw cost (larger through the pipe with ``cores > 1``) is paid
+        once per draw, so thinning inside the step amortises it.
     specialize : bool, default True
         Use the family's specialised predictive form, checked against its pytensor graph when
         the step is built (see :class:`GibbsPartition`); ``False`` evaluates the graph.
@@ -166,7 +166,7 @@ class SplitMerge(PartitionStep):
 
     @classmethod
     def badly_mixing(cls, vars=None, **kwargs):
-        """The deliberately badly mixing configuration (the paper's section 4 comparison).
+        """Return the deliberately badly mixing configuration (the paper's section 4 comparison).
 
         Group updates only: one split-merge proposal per step from a *random* launch state (no
         intermediate restricted scans) and no Gibbs sweep at all, so a single item never moves

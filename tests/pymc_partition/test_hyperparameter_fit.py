@@ -32,12 +32,15 @@ LABELS = np.repeat([0, 1], 20)
 ITEMS = np.repeat(np.arange(40), 2)
 CASES = {
     "nig": (pmp.NormalInverseGamma(0.0, 1.0, 2.0, 1.0), TWO_GROUPS, ITEMS, LABELS, None),
-    "beta_bernoulli": (pmp.BetaBernoulli(1.0, 1.0), (RNG.random((60, 3)) < RNG.beta(2, 5, (30, 1)).repeat(2, 0)).astype(float),
+    "beta_bernoulli": (pmp.BetaBernoulli(1.0, 1.0),
+                       (RNG.random((60, 3)) < RNG.beta(2, 5, (30, 1)).repeat(2, 0)).astype(float),
                        np.repeat(np.arange(30), 2), None, None),
-    "gamma_poisson": (pmp.GammaPoisson(1.0, 1.0), RNG.poisson(RNG.gamma(3.0, 1.0, (30, 1)).repeat(3, 0), (90, 2)).astype(float),
+    "gamma_poisson": (pmp.GammaPoisson(1.0, 1.0),
+                      RNG.poisson(RNG.gamma(3.0, 1.0, (30, 1)).repeat(3, 0), (90, 2)).astype(float),
                       np.repeat(np.arange(30), 3), None, None),
     "dirichlet": (pmp.DirichletCategorical(np.ones(3)),
-                  np.concatenate([RNG.choice(3, size=(6, 2), p=RNG.dirichlet([2.0, 1.0, 0.5])) for _ in range(30)]).astype(float),
+                  np.concatenate([RNG.choice(3, size=(6, 2), p=RNG.dirichlet([2.0, 1.0, 0.5]))
+                                  for _ in range(30)]).astype(float),
                   np.repeat(np.arange(30), 6), None, None),
     "niw": (pmp.NormalInverseWishart(np.zeros(2), 1.0, 4.0, np.eye(2)), TWO_GROUPS[::2], None,
             np.repeat([0, 1], 20), ["mu0", "kappa0", "nu0"]),

@@ -1,5 +1,6 @@
-"""Every item's full conditional at a fixed partition, without moving it: the per-draw terms of
-the conditional (discrete Stein) check (:mod:`pymc_partition.conditional_check`).
+"""Every item's full conditional at a fixed partition, without moving it.
+
+The per-draw terms of the conditional (discrete Stein) check (:mod:`pymc_partition.conditional_check`).
 
 For item ``i`` the candidates are the clusters of the other items (sizes ``m_k`` without ``i``)
 and a new one, with the Gibbs sweep's weights (:func:`.gibbs.gibbs_sweep`); ``p`` their
@@ -35,7 +36,9 @@ CHECK_NAMES = ("n_clusters", "cluster_size", "partner", "log_post")
 @numba.njit(**NJIT, inline="always")
 def _item_terms(m, s, w, pred, remove, add, active_addr, cand_addr, i, j):
     """Item ``i``'s four Stein terms (partner ``j``, none if negative); the state is unchanged.
-    (The form's functions and the addresses are made once per draw, not per item.)"""
+
+    (The form's functions and the addresses are made once per draw, not per item.)
+    """
     X, item_lm, log_g, log_h, ctx = m.X, m.item_lm, m.log_g, m.log_h, m.ctx
     z, counts, stats, clm = s.z, s.counts, s.stats, s.clm
     active, pos, free, meta = s.active, s.pos, s.free, s.meta

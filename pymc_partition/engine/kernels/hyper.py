@@ -59,7 +59,7 @@ EW_COLUMNS = ("index", "shape", "rate", "log_scale")
 
 @numba.njit(**NJIT)
 def cluster_sums(labels, X):
-    """Summed statistics ``S (C, k)`` and sizes ``(C,)`` of the clusters of canonical labels."""
+    """Return the summed statistics ``S (C, k)`` and sizes ``(C,)`` of the clusters of canonical labels."""
     n, k = X.shape
     C = 0
     for i in range(n):
@@ -77,10 +77,12 @@ def cluster_sums(labels, X):
 
 @numba.njit(**NJIT)
 def escobar_west(rng, alpha, shape, rate, n_clusters, n_items):
-    """One draw of a DP concentration from its conditional given ``n_clusters`` clusters of
-    ``n_items`` items, prior Gamma(``shape``, ``rate``) (Escobar & West 1995, section 6):
-    ``eta ~ Beta(alpha + 1, n)``, then ``alpha`` from the two-component Gamma mixture with
-    weights ``(shape + k - 1) : n (rate - log eta)``. ``rng`` is a generator state (:mod:`.rng`)."""
+    """Draw a DP concentration from its conditional given ``n_clusters`` clusters of ``n_items`` items.
+
+    Prior Gamma(``shape``, ``rate``) (Escobar & West 1995, section 6): ``eta ~ Beta(alpha + 1, n)``, then ``alpha`` from
+    the two-component Gamma mixture with weights ``(shape + k - 1) : n (rate - log eta)``. ``rng`` is a generator state
+    (:mod:`.rng`).
+    """
     eta = beta(rng, alpha + 1.0, float(n_items))
     r = rate - math.log(eta)
     odds = (shape + n_clusters - 1.0) / (n_items * r)
@@ -97,10 +99,12 @@ def _at(f, theta, j, x, rest, S, sizes):
 
 @numba.njit(**NJIT)
 def slice_coordinate(rng, f, theta, j, lp0, w, max_steps, rest, S, sizes):
-    """One slice-sampling update of ``theta[j]`` (stepping out at most ``max_steps`` widths
-    ``w`` on each side, then shrinkage); ``lp0`` is ``f`` at the current ``theta``, ``rng`` a
-    generator state (:mod:`.rng`). Returns the log density at the new value (left in
-    ``theta[j]``) and the number of evaluations."""
+    """Make one slice-sampling update of ``theta[j]``.
+
+    Stepping out at most ``max_steps`` widths ``w`` on each side, then shrinkage; ``lp0`` is ``f`` at the current
+    ``theta``, ``rng`` a generator state (:mod:`.rng`). Returns the log density at the new value (left in ``theta[j]``)
+    and the number of evaluations.
+    """
     x0 = theta[j]
     log_y = lp0 - exponential(rng)
     left = x0 - w * uniform(rng)

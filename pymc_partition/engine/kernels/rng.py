@@ -3,7 +3,7 @@
 numba's ``np.random`` functions draw from one generator per thread, seeded globally
 (``np.random.seed``): a kernel seeded that way shares its stream with every other kernel of the
 thread, and reseeding it costs the Mersenne Twister's 624-word initialisation at each call.
-Passing a ``numpy.random.Generator`` instead costs about 20 us per call to unbox. Here the state
+Passing a ``numpy.random.Generator`` instead costs an unboxing at every call. Here the state
 is a ``uint64[4]`` array (xoshiro256**, Blackman & Vigna 2018) that the kernel advances in
 place: one array argument, no global state, the same stream for the same seed on any thread::
 
@@ -30,7 +30,7 @@ _MASK = (1 << 64) - 1
 
 
 def rng_state(seed):
-    """A fresh ``uint64[4]`` generator state from an integer seed or a numpy Generator.
+    """Return a fresh ``uint64[4]`` generator state from an integer seed or a numpy Generator.
 
     Parameters
     ----------
@@ -67,7 +67,7 @@ def _rotl(x, k):
 
 @numba.njit(**NJIT)
 def next_u64(s):
-    """The next 64-bit word of xoshiro256** with state ``s`` (advanced in place)."""
+    """Return the next 64-bit word of xoshiro256** with state ``s`` (advanced in place)."""
     result = _rotl(s[1] * numba.uint64(5), 7) * numba.uint64(9)
     t = s[1] << numba.uint64(17)
     s[2] ^= s[0]
@@ -87,13 +87,13 @@ def uniform(s):
 
 @numba.njit(**NJIT)
 def exponential(s):
-    """Standard exponential."""
+    """Draw a standard exponential."""
     return -math.log1p(-uniform(s))
 
 
 @numba.njit(**NJIT)
 def normal(s):
-    """Standard normal (Marsaglia's polar method, one of the pair)."""
+    """Draw a standard normal (Marsaglia's polar method, one of the pair)."""
     while True:
         u = 2.0 * uniform(s) - 1.0
         v = 2.0 * uniform(s) - 1.0
@@ -104,8 +104,7 @@ def normal(s):
 
 @numba.njit(**NJIT)
 def gamma(s, shape, scale):
-    """Gamma(``shape``, ``scale``) (Marsaglia & Tsang 2000; below shape 1,
-    ``Gamma(shape + 1) U^(1/shape)``)."""
+    """Gamma(``shape``, ``scale``) (Marsaglia & Tsang 2000; below shape 1, ``Gamma(shape + 1) U^(1/shape)``)."""
     boost = 1.0
     a = shape
     if a < 1.0:

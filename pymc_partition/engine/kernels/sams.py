@@ -41,8 +41,9 @@ def _start(m, s, c, a):
 
 @numba.njit(**NJIT)
 def sequential_allocation(m, s, w, i, j, n_members, force):
-    """Allocate ``w.members[:n_members]`` in turn to the clusters started by ``i`` (slot ``n``)
-    and ``j`` (slot ``n + 1``); returns the log probability of the sides chosen.
+    """Allocate ``w.members[:n_members]`` in turn to the clusters started by ``i`` and ``j``.
+
+    ``i`` starts slot ``n``, ``j`` slot ``n + 1``; returns the log probability of the sides chosen.
 
     Member ``k`` joins a side with probability proportional to
     ``exp(log_h[n_c + 1] - log_h[n_c] + log p(x_k | side))`` given the members placed before it
@@ -107,12 +108,14 @@ def sams_move(m, s, w):
 
 @numba.njit(**NJIT)
 def sams_log_q(labels_to, i, j, order, m, s, w):
-    """Log probability that the sequential allocation of ``order`` from the anchors ``i`` and
-    ``j`` gives the split that ``labels_to`` has.
+    """Return the log probability that the sequential allocation gives the split of ``labels_to``.
 
-    ``order`` lists the items of ``S`` (the items other than ``i, j`` of the cluster(s) to split
-    or merge) in allocation order; ``labels_to`` puts each with ``i`` or with ``j``. Used by tests to build the exact transition matrix by
-    enumerating the orders (only the spare slots of ``s`` are touched).
+    The allocation is that of ``order`` from the anchors ``i`` and ``j``.
+
+    ``order`` lists the items of ``S`` (the items other than ``i, j`` of the cluster(s) to split or
+    merge) in allocation order; ``labels_to`` puts each with ``i`` or with ``j``. Used by tests to
+    build the exact transition matrix by enumerating the orders (only the spare slots of ``s`` are
+    touched).
     """
     k = order.shape[0]
     target = np.empty(k, dtype=np.int64)

@@ -1,5 +1,6 @@
-"""Slot bookkeeping: the active list and free stack of cluster slots, and items moving between
-slots with their statistics, form cache and log marginal kept up to date.
+"""Slot bookkeeping: the active list and free stack of cluster slots, and items moving between slots.
+
+The items' statistics, form cache and log marginal are kept up to date.
 
 A slot is a row of the :class:`~.state.State` arrays. ``active[:meta[0]]`` lists the slots in
 use (``pos[c]`` is slot ``c``'s index there), ``free[:meta[1]]`` is a stack of empty slots.
@@ -50,8 +51,10 @@ def activate(active, pos, free, meta):
 
 @numba.njit(**NJIT, inline="always")
 def take(remove, ctx, X, stats, counts, clm, c, i):
-    """Take item ``i`` out of slot ``c`` (which keeps at least one item); returns the log
-    predictive of ``i`` joining what is left."""
+    """Take item ``i`` out of slot ``c`` (which keeps at least one item).
+
+    Returns the log predictive of ``i`` joining what is left.
+    """
     for v in range(X.shape[1]):
         stats[c, v] -= X[i, v]
     counts[c] -= 1

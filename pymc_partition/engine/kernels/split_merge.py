@@ -34,8 +34,9 @@ __all__ = [
 
 @numba.njit(**NJIT)
 def restricted_scan(m, s, w, n_members, force):
-    """Restricted Gibbs scan of the members of a split-merge proposal between the two launch
-    components; returns the log probability of the sides chosen.
+    """Run a restricted Gibbs scan of the members of a split-merge proposal between the launch components.
+
+    Returns the log probability of the sides chosen.
 
     The components live in slots ``n`` (anchor ``i``) and ``n + 1`` (anchor ``j``), so neither
     empties; ``w.side[q]`` is the ``q``-th member's component. With ``force`` empty each member's
@@ -81,8 +82,11 @@ def restricted_scan(m, s, w, n_members, force):
 
 @numba.njit(**NJIT)
 def launch(m, s, w, i, j, n_members, n_scans, launch_sides):
-    """Jain & Neal's launch state: ``S`` split uniformly at random (or as ``launch_sides`` says,
-    if it is not empty), then ``n_scans`` restricted scans."""
+    """Make Jain & Neal's launch state.
+
+    ``S`` split uniformly at random (or as ``launch_sides`` says, if it is not empty), then ``n_scans`` restricted
+    scans.
+    """
     n, d = m.X.shape
     for v in range(d):
         s.stats[n, v] = m.X[i, v]
@@ -118,8 +122,10 @@ def proposal_members(z, i, j, members):
 
 @numba.njit(**NJIT)
 def start_proposal(s, w, n):
-    """An ordered pair ``i, j`` of distinct items drawn uniformly (``n >= 2``), their clusters
-    ``ci, cj`` and the number of the other items of those clusters, listed in ``w.members``."""
+    """Draw an ordered pair ``i, j`` of distinct items uniformly (``n >= 2``).
+
+    Also their clusters ``ci, cj`` and the number of the other items of those clusters, listed in ``w.members``.
+    """
     i = np.random.randint(n)
     j = np.random.randint(n - 1)
     if j >= i:
@@ -129,8 +135,10 @@ def start_proposal(s, w, n):
 
 @numba.njit(**NJIT)
 def current_sides(s, w, ci, n_members):
-    """Each member's side in the current split (0 = in cluster ``ci``), in ``w.order`` (free
-    during a merge-split move): its first ``n_members`` entries."""
+    """Each member's side in the current split (0 = in cluster ``ci``), in ``w.order``.
+
+    ``w.order`` is free during a merge-split move; the sides are its first ``n_members`` entries.
+    """
     for q in range(n_members):
         w.order[q] = 0 if s.z[w.members[q]] == ci else 1
     return w.order[:n_members]
@@ -159,9 +167,11 @@ def split_merge_move(m, s, w, n_scans):
 
 @numba.njit(**NJIT)
 def propose_split(m, s, w, ci, j, n_members, log_q):
-    """Accept or reject the split of cluster ``ci`` held in the spare slots ``n`` (with the
-    anchor ``i``) and ``n + 1`` (with ``j``; ``w.side[q]`` the side of ``w.members[q]``), proposed
-    with log probability ``log_q`` (the reverse merge is certain); applies it if accepted."""
+    """Accept or reject the split of cluster ``ci`` held in the spare slots ``n`` and ``n + 1``.
+
+    Slot ``n`` holds the anchor ``i``, ``n + 1`` holds ``j``; ``w.side[q]`` is the side of ``w.members[q]``. The split
+    is proposed with log probability ``log_q`` (the reverse merge is certain); applies it if accepted.
+    """
     n, C = m.X.shape[0], s.meta[0]
     log_g, log_h = m.log_g, m.log_h
     log_acc = (
@@ -184,9 +194,11 @@ def propose_split(m, s, w, ci, j, n_members, log_q):
 
 @numba.njit(**NJIT)
 def propose_merge(m, s, w, ci, cj, j, n_members, log_q):
-    """Accept or reject the merge of clusters ``ci`` and ``cj`` (``j`` in ``cj``, the other
-    members in ``w.members[:n_members]``), whose reverse split has log probability ``log_q``;
-    applies it if accepted. The merged cluster is scored in the scratch slot ``n + 2``."""
+    """Accept or reject the merge of clusters ``ci`` and ``cj``.
+
+    ``j`` is in ``cj``, the other members in ``w.members[:n_members]``; the reverse split has log probability ``log_q``;
+    applies it if accepted. The merged cluster is scored in the scratch slot ``n + 2``.
+    """
     n, d = m.X.shape
     C = s.meta[0]
     log_g, log_h = m.log_g, m.log_h

@@ -1,6 +1,7 @@
 """The kernels' bundles, their allocation and the cluster state rebuilt from labels.
 
-A kernel sees three bundles (named tuples of preallocated arrays, built by :class:`~pymc_partition.engine.PartitionKernel`):
+A kernel sees three bundles (named tuples of preallocated arrays, built by
+:class:`~pymc_partition.engine.PartitionKernel`):
 
 :class:`Model` (read only)
     ``X (n, k)`` per-item statistics; ``item_lm (n,)`` each item's singleton log marginal;
@@ -79,7 +80,7 @@ def init_slot(m, c):
 
 @numba.njit(**NJIT, inline="always")
 def form_functions(m):
-    """The form's ``pred``, ``remove`` and ``add`` as first-class functions."""
+    """Return the form's ``pred``, ``remove`` and ``add`` as first-class functions."""
     a = m.form_addr
     return (
         pred_from_addresses(a[0], a[1]),

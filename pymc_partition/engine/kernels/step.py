@@ -45,7 +45,7 @@ StepResult = namedtuple(
 StepResult.__doc__ = """The fields of what :func:`run_step` returns: the sampler statistics.
 
 The kernel returns a plain tuple in this order: boxing a named tuple out of compiled code calls
-its Python constructor, 0.4 us per step, 3% of a Gibbs sweep of 14 items.
+its Python constructor at every step, a few percent of a Gibbs sweep of 14 items.
 :meth:`~pymc_partition.engine.PartitionKernel.step` names it with ``tuple.__new__(StepResult,
 res)`` (no constructor call); :data:`STEP_RESULT_INDEX` gives each field's position.
 
@@ -60,11 +60,11 @@ STEP_RESULT_INDEX = {name: i for i, name in enumerate(StepResult._fields)}
 
 
 def compiled_entry(dispatcher, args):
-    """The compiled entry point of ``dispatcher`` for the types of ``args``, or the dispatcher.
+    """Return the compiled entry point of ``dispatcher`` for the types of ``args``, or the dispatcher.
 
-    Calling it skips numba's typing of the arguments on every call (about 3 us for the named
-    tuples of :func:`run_step`, a tenth of a Gibbs sweep of the paper's 14 items). The caller
-    must keep passing arguments of the same types.
+    Calling it skips numba's typing of the arguments on every call (for the named tuples of
+    :func:`run_step`, a tenth of a Gibbs sweep of the paper's 14 items). The caller must keep
+    passing arguments of the same types.
     """
     sig = tuple(numba.typeof(a) for a in args)
     cres = dispatcher.overloads.get(sig)
@@ -88,8 +88,7 @@ def canonical_relabel(z, out):
 
 @numba.njit(**NJIT, inline="always")
 def _gibbs_sweeps(m, s, w, mix, block):
-    """``mix.n_gibbs`` Gibbs sweeps, one more with probability ``mix.gibbs_probability``;
-    returns how many were made."""
+    """``mix.n_gibbs`` Gibbs sweeps, one more with probability ``mix.gibbs_probability``; returns how many were made."""
     ng = mix.n_gibbs
     if mix.gibbs_probability > 0.0:
         if np.random.random() < mix.gibbs_probability:
@@ -101,8 +100,7 @@ def _gibbs_sweeps(m, s, w, mix, block):
 
 @numba.njit(**NJIT)
 def _finish(m, s, out_labels):
-    """Canonical labels into ``out_labels``, the cluster state rebuilt exactly from them, and
-    its log posterior."""
+    """Canonical labels into ``out_labels``, the cluster state rebuilt exactly from them, and its log posterior."""
     canonical_relabel(s.z, out_labels)
     build_state(out_labels, m, s)
     return state_log_posterior(m, s)
@@ -127,8 +125,10 @@ def run_gibbs_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
 
 @numba.njit(**NJIT)
 def run_step(seed, labels, reuse, m, s, w, mix, block, out_labels):
-    """One step: ``mix.thin`` times over, the split-merge proposals, the sequentially allocated
-    merge-split proposals, then the Gibbs sweeps of ``mix`` (:class:`MoveMix`); ``block`` is the Gibbs visiting order's block size.
+    """Make one step: split-merge, merge-split and Gibbs moves, ``mix.thin`` times over.
+
+    In each round the split-merge proposals, the sequentially allocated merge-split proposals, then the Gibbs sweeps of
+    ``mix`` (:class:`MoveMix`); ``block`` is the Gibbs visiting order's block size.
 
     Starts from the state left by the previous call if ``reuse``, else from ``labels``. Writes
     canonical labels to ``out_labels``, rebuilds the cluster state from them exactly and returns

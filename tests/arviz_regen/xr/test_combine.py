@@ -72,8 +72,9 @@ def test_refusals(runs, tmp_path):
         arviz_regen.combine_chains([plain, _run(3, n_draw=300)])
     with pytest.raises(ValueError, match="has the groups"):
         arviz_regen.combine_chains([a, _run(3)])  # no observed_data
+    shifted_posterior = get_group(b, "posterior").assign_coords(z_dim_0=np.arange(1, 41))
     shifted = from_datasets({g: get_group(b, g) for g in group_names(b) if g != "posterior"}
-                            | {"posterior": get_group(b, "posterior").assign_coords(z_dim_0=np.arange(1, 41))})  # fmt: skip
+                            | {"posterior": shifted_posterior})  # fmt: skip
     with pytest.raises(ValueError, match="coordinates of 'z_dim_0' .* not the same items"):
         arviz_regen.combine_chains([a, shifted])
     other_data = from_datasets({g: get_group(b, g) for g in group_names(b) if g != "observed_data"}

@@ -55,7 +55,8 @@ def _gamma_poisson(S, a, b):
 DISCRETE = {
     # family of named scalar variables, data, reference log marginal, grids of values
     "beta_bernoulli": (lambda a, b: pmp.BetaBernoulli(a, b), BINARY, _beta_bernoulli, [EXT, EXT]),
-    "dirichlet_categorical": (lambda a: pmp.DirichletCategorical(a, n_categories=3), CODES, _dirichlet_categorical, [EXT]),
+    "dirichlet_categorical": (lambda a: pmp.DirichletCategorical(a, n_categories=3), CODES, _dirichlet_categorical,
+                              [EXT]),
     "gamma_poisson": (lambda a, b: pmp.GammaPoisson(a, b), COUNTS, _gamma_poisson, [EXT, EXT]),
 }  # fmt: skip
 

@@ -179,8 +179,8 @@ def test_closing_table_applies_its_rules():
     milder = comparison.closing_table(eb_comparison=eb, readings=numbers, diagnostics=_diagnostics(0.04, 0.03, 0.2))
     assert milder.frame["agrees"]["split-merge: max |ρ̂ − ρ| at the end"] == "no"
     assert milder.frame["agrees"]["split-merge: Hotelling-RS p-values"] == "no"
-    simulated = comparison.closing_table(eb_comparison=None, readings=numbers, diagnostics=_diagnostics(0.15, 0.03, 0.001),
-                                         real_data=False)  # fmt: skip
+    simulated = comparison.closing_table(eb_comparison=None, readings=numbers,
+                                         diagnostics=_diagnostics(0.15, 0.03, 0.001), real_data=False)  # fmt: skip
     assert set(simulated.frame["agrees"]) == {"n/a (simulated data)"}
     assert "EB estimates (s.e.)" not in simulated.frame.index
 

@@ -115,7 +115,8 @@ def test_random_parameters_give_the_same_tables_at_the_extremes():
 
 @pytest.mark.parametrize(
     "prior, clusters",
-    [(pmp.DirichletProcess(1e-300), 1), (pmp.PitmanYor(1e300, 0.5), 6), (pmp.MixtureOfFiniteMixtures(gamma=1e300), None)],
+    [(pmp.DirichletProcess(1e-300), 1), (pmp.PitmanYor(1e300, 0.5), 6),
+     (pmp.MixtureOfFiniteMixtures(gamma=1e300), None)],
     ids=repr,
 )  # fmt: skip
 def test_compiled_kernels_at_extreme_priors(prior, clusters):

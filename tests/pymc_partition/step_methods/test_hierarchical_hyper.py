@@ -118,7 +118,8 @@ def _exact_mfm():
     log_pk = np.full(N, -np.log(N))
     t = np.arange(1, N + 1)
     # log V_N(t) = log sum_{k >= t} k!/(k-t)! Gamma(g k)/Gamma(g k + N) p(k)
-    terms = (gammaln(k + 1)[None, None, :] - np.where(k >= t[:, None], gammaln(np.maximum(k - t[:, None], 0) + 1), np.inf)[None]
+    log_falling = np.where(k >= t[:, None], gammaln(np.maximum(k - t[:, None], 0) + 1), np.inf)  # log (k-t)!
+    terms = (gammaln(k + 1)[None, None, :] - log_falling[None]
              - _log_rising(g[:, :, None] * k, N) + log_pk)  # fmt: skip
     log_v = logsumexp(terms, axis=-1)  # (grid, N)
     log_g = np.concatenate([np.full((g.shape[0], 1), -np.inf), log_v], axis=1)

@@ -1,0 +1,48 @@
+"""The reader of a partition's numbers at random hyperparameters (pymc_partition.model_spec)."""
+
+import numpy as np
+import pymc as pm
+import pytest
+from numpy.testing import assert_allclose
+
+import pymc_partition as pmp
+from pymc_partition.model_spec import HyperparameterReader, partition_spec
+
+
+def _model(n_items=8, seed=0):
+    x = np.random.default_rng(seed).normal(size=(n_items, 2))
+    with pm.Model() as model:
+        scale = pm.LogNormal("scale", 0.0, 1.0)
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=n_items, prior=pmp.DirichletProcess(alpha))
+        family = pmp.NormalInverseGamma.from_data(x, n_clusters=2, scale=scale)
+        pmp.MarginalLikelihood("y", partition=z, observed=x, family=family)
+    return model, z
+
+
+def test_reader_spec_is_partition_spec_at_the_point():
+    model, z = _model()
+    point = dict(model.initial_point(), scale_log__=np.array(0.3), alpha_log__=np.array(-0.2))
+    reader = HyperparameterReader(model, z)
+    got = reader.spec(model, z, point)
+    want = partition_spec(model, z, point=point)
+    assert got.n_items == want.n_items == 8
+    assert_allclose(got.log_g, want.log_g, rtol=1e-12)
+    assert_allclose(got.log_h, want.log_h, rtol=1e-12)
+    assert len(got.terms) == len(want.terms) == 1
+    assert_allclose(got.terms[0].item_stats, want.terms[0].item_stats, rtol=1e-12)
+    for name in ("mu0", "kappa0", "alpha0", "beta0"):
+        assert_allclose(getattr(got.terms[0].family, name), getattr(want.terms[0].family, name), rtol=1e-12)
+    # read at the point already: the same values again are no news, other values are
+    assert reader.read(dict(point)) is None
+    numbers = reader.read(dict(point, alpha_log__=np.array(0.1)))
+    assert numbers is not None and not np.allclose(numbers.log_g, got.log_g)
+
+
+def test_reader_refuses_a_point_outside_the_domain_at_every_read():
+    model, z = _model()
+    reader = HyperparameterReader(model, z)
+    bad = dict(model.initial_point(), scale_log__=np.array(np.nan))
+    for _ in range(2):  # an error leaves nothing recorded: the same values raise again
+        with pytest.raises(ValueError, match="not finite|outside"):
+            reader.read(bad)

@@ -325,16 +325,19 @@ def main():
 
     print("ratios (same run):")
     print(
-        f"  co-clustering pair sums, previous kernel / new kernel: {ratio('previous_pair_sums', 'pair_frequencies'):6.1f}x"
+        "  co-clustering pair sums, previous kernel / new kernel: "
+        f"{ratio('previous_pair_sums', 'pair_frequencies'):6.1f}x"
     )
     print(
-        f"  coclustering, previous version ({PREVIOUS_COMMIT}) / now: {ratio('previous_version_coclustering', 'coclustering'):6.1f}x"
+        f"  coclustering, previous version ({PREVIOUS_COMMIT}) / now: "
+        f"{ratio('previous_version_coclustering', 'coclustering'):6.1f}x"
     )
     if "package" in res.get("previous_version_coclustering", {}):
         print(f"  (previous version imported from {res['previous_version_coclustering']['package']})")
     if "rss" in res.get("previous_version_coclustering", {}) and "rss" in res.get("coclustering", {}):
         print(
-            f"  coclustering peak RSS, previous version / now: {res['previous_version_coclustering']['rss'] / res['coclustering']['rss']:6.2f}"
+            "  coclustering peak RSS, previous version / now: "
+            f"{res['previous_version_coclustering']['rss'] / res['coclustering']['rss']:6.2f}"
         )
     print(
         "  sticky chain (5 items move per draw): previous pair sums / whole coclustering: "
@@ -359,10 +362,12 @@ def main():
     prev_big = (6 * big_pairs + 3 * BIG_ITEMS**2) * 8  # BM kernel C, prev×2, sbb×2, tot; rho, se, cv
     print("\nprevious version, computed where it could not run:")
     print(
-        f"  consensus(method='visited') here: {prev_visited_here / GIB:.1f} GiB (issue: 817 states asked {prev_consensus / GIB:.1f} GiB)"
+        f"  consensus(method='visited') here: {prev_visited_here / GIB:.1f} GiB "
+        f"(issue: 817 states asked {prev_consensus / GIB:.1f} GiB)"
     )
     print(
-        f"  coclustering of all {BIG_ITEMS:,} items: {prev_big / GIB:.1f} GiB (now: items= subset, or a clear MemoryError)"
+        f"  coclustering of all {BIG_ITEMS:,} items: {prev_big / GIB:.1f} GiB "
+        "(now: items= subset, or a clear MemoryError)"
     )
     print("\ntargets:")
     for name in names:

@@ -41,7 +41,7 @@ mixture (not with ``--quick``). New: first call in a fresh process with an empty
 a warm call. Previous revision: a warm-up on a small slice, then one (warm) call, in a fresh
 process. Columns: wall and CPU seconds, peak RSS of the process (draws included), and the
 expected loss of the result over all draws (exact; the ball's: the mean distance of the draws
-from its centre).
+from its centre). ``--only DATA:FUNCTION,...`` runs those cases of the table alone.
 """
 
 from __future__ import annotations
@@ -297,6 +297,9 @@ def main(argv=None):
     ap.add_argument("--previous", metavar="REV", default=PREVIOUS_COMMIT, help="the revision to compare with")
     ap.add_argument("--all-previous", action="store_true", help="also the previous VI search on 10,000 draws")
     ap.add_argument("--issue27", action="store_true", help="the targets of issue 27 item 1 (see above)")
+    ap.add_argument(
+        "--only", default="", help="--issue27: comma-separated cases DATA:FUNCTION (e.g. big_200:point_estimate_VI)"
+    )
     ap.add_argument("--case", help=argparse.SUPPRESS)
     ap.add_argument("--warm-only", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
@@ -318,7 +321,8 @@ def main(argv=None):
               f"{describe(labels)}")  # fmt: skip
         del labels
         head = (f"  {'function':<22}{'first':>8}{'warm':>8}{'first-warm':>11}{'CPU first':>10}{'warm':>7}"
-                f"{'RSS GB':>8} | {'previous first':>14}{'warm':>8}{'CPU warm':>9} | {'warm x':>7}{'CPU x':>7}  results")  # fmt: skip
+                f"{'RSS GB':>8} | {'previous first':>14}{'warm':>8}{'CPU warm':>9} | "
+                f"{'warm x':>7}{'CPU x':>7}  results")  # fmt: skip
         print(head)
         for function in FUNCTIONS:
             new, new_out = measure(function, data)
@@ -365,6 +369,12 @@ def issue27(args):
     """Before/after table of issue 27 item 1's cases (same run)."""
     previous_rev = ISSUE27_PREVIOUS if args.previous == PREVIOUS_COMMIT else args.previous
     cases = ISSUE27_CASES
+    if args.only:
+        wanted = {c.strip() for c in args.only.split(",") if c.strip()}
+        unknown = wanted - {f"{d}:{f}" for d, f, _ in cases}
+        if unknown:
+            raise SystemExit(f"unknown cases {sorted(unknown)}; choose from {[f'{d}:{f}' for d, f, _ in cases]}")
+        cases = [(d, f, t) for d, f, t in cases if f"{d}:{f}" in wanted]
     if args.quick:
         cases = [(d.replace("real_10000", "real_1000"), f, t) for d, f, t in cases if not d.startswith("big")]
     tmp = tempfile.TemporaryDirectory()
@@ -372,7 +382,8 @@ def issue27(args):
     print(f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}; previous revision {previous_rev}: "
           f"{'from ' + previous if previous else 'NOT AVAILABLE'}\n")  # fmt: skip
     print(f"{'data':<14}{'function':<22}| {'first':>7}{'warm':>7}{'1st-warm':>9}{'CPU':>7}{'RSS GB':>7}"
-          f"{'exp. loss':>14} | {'prev warm':>9}{'CPU':>8}{'RSS GB':>7}{'exp. loss':>14} | {'CPU x':>6}  target")  # fmt: skip
+          f"{'exp. loss':>14} | {'prev warm':>9}{'CPU':>8}{'RSS GB':>7}{'exp. loss':>14} | "
+          f"{'CPU x':>6}  target")  # fmt: skip
     ess_cpu = {}
     ok = True
     for data, function, target in cases:
@@ -383,8 +394,9 @@ def issue27(args):
             continue
         if new_out is not None:
             new_out.unlink()
-        line = (f"{data:<14}{function:<22}| {new['first']:7.2f}{new['warm']:7.2f}{new['first_cpu'] - new['warm_cpu']:9.2f}"
-                f"{new['warm_cpu']:7.2f}{new['rss'] / 2**30:7.2f}{new['loss']:14.8g} | ")  # fmt: skip
+        line = (f"{data:<14}{function:<22}| {new['first']:7.2f}{new['warm']:7.2f}"
+                f"{new['first_cpu'] - new['warm_cpu']:9.2f}{new['warm_cpu']:7.2f}"
+                f"{new['rss'] / 2**30:7.2f}{new['loss']:14.8g} | ")  # fmt: skip
         old = {"error": "not run"} if previous is None else measure(function, data, previous, warm_only=True)[0]
         if "error" in old:
             line += f"{'FAILED: ' + old['error'][:40]:>38} | {'':>6}"
@@ -407,7 +419,8 @@ def issue27(args):
         ok &= fine
         print(line + verdict, flush=True)
     print("\nfirst = first call in a fresh process with an empty numba cache, warm = the second call (wall s); "
-          "1st-warm: CPU s of the first call minus the warm one's (compilation); CPU = warm CPU s; CPU x = previous / now; RSS = peak of the process (draws included).")  # fmt: skip
+          "1st-warm: CPU s of the first call minus the warm one's (compilation); CPU = warm CPU s; "
+          "CPU x = previous / now; RSS = peak of the process (draws included).")  # fmt: skip
     return 0 if ok else 1
 
 

@@ -168,6 +168,36 @@ def build_tracks(ulabels, seq, first, weights):
     seq = np.ascontiguousarray(seq, dtype=np.int64)
     first = np.ascontiguousarray(first, dtype=np.int64)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
+    if first.all():
+        return _separate_tracks(ulabels[seq], weights)
+    return _scanned_tracks(ulabels, seq, first, weights)
+
+
+def _separate_tracks(labels, weights):
+    """Build the :class:`Tracks` of draws that are each a chain of their own (nothing to match or scan).
+
+    Every cluster of draw t is a track of one epoch (weight w_t), every item has one segment per
+    draw; as :func:`_scan` numbers them, without compiling it.
+    """
+    T, n = labels.shape
+    n_cl = labels.max(axis=1) + 1
+    off = np.zeros(T, dtype=np.int64)
+    np.cumsum(n_cl[:-1], out=off[1:])
+    E = int(n_cl.sum())
+    seg_track = np.ascontiguousarray((labels + off[:, None]).T).ravel()  # item by item, draws in order
+    return Tracks(
+        epoch_weight=np.repeat(weights, n_cl),
+        epoch_track=np.arange(E, dtype=np.int64),
+        epoch_start=np.arange(E + 1, dtype=np.int64),
+        seg_ptr=np.arange(n + 1, dtype=np.int64) * T,
+        seg_track=seg_track,
+        seg_g1=seg_track.copy(),
+        seg_g2=seg_track + 1,
+    )
+
+
+def _scanned_tracks(ulabels, seq, first, weights):
+    """Build the :class:`Tracks` by two passes of :func:`_scan` (count, then record)."""
     n = ulabels.shape[1]
     bound = int((ulabels.max(axis=1) + 1)[seq].sum()) + 1  # epochs, tracks ≤ clusters summed over draws
     work = np.empty((WORK_ROWS, n + 1), dtype=np.int64)

@@ -24,12 +24,13 @@ of estimate cluster k in cluster l of draw t. Two ways to score a move:
 - "psm": for Binder the sum over draws is Σ_t w_t G(n_{t,k,l_t(i)}) = 2 Σ_{j∈k} ρ_ij + 1 with
   ρ the co-clustering matrix: O(n) per item, for any ρ (e.g. regenerative estimates).
 
-Both routes run one compiled search (:func:`_run`) that calls the route's own compiled
-function for scores, moves and losses.
+Both routes run the same search (:func:`_run`), compiled once per route around the route's own
+function for scores, moves and losses (a search compiles only the route it uses).
 """
 
 from __future__ import annotations
 
+import types
 from typing import NamedTuple
 
 import numpy as np
@@ -133,9 +134,6 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
     ptr, seg, w, tab, cnt2, QQ, dirty = d
     seg_ptr = ptr[: lab.shape[0] + 1]
     ep_start = ptr[lab.shape[0] + 1 :]
-    seg_track = seg[0]
-    seg_g1 = seg[1]
-    seg_g2 = seg[2]
     F = tab[2]
     cnt = cnt2[0]
     saved = cnt2[1]
@@ -144,26 +142,40 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
     if what == 0:
         for k in range(K):
             acc[k] = 0.0
+        own = 0.0  # i's own cluster, summed apart (QQ[1]) and written last
+        Q0 = QQ[0]
         for s in range(seg_ptr[i], seg_ptr[i + 1]):
-            tr = seg_track[s]
-            h1 = seg_g1[s] + tr
-            h2 = seg_g2[s] + tr
+            tr = seg[s, 0]
+            h1 = seg[s, 1] + tr
+            h2 = seg[s, 2] + tr
+            stale = -1  # whether any running sum of QQ[0] is stale (a loop without branches)
             for k in range(K):
-                m = 1 if k == k1 else 0
-                g0 = dirty[m, tr, k]
+                stale = max(stale, dirty[0, tr, k])
+            # stale sums brought up to date: QQ[1] for i's cluster, then QQ[0] for all if any
+            for q in range(K + 1 if stale >= 0 else 1):
+                m = 1 if q == 0 else 0
+                k = k1 if q == 0 else q - 1
+                g0 = dirty[m, tr, k] if k >= 0 else -1
                 if g0 >= 0:  # running sums of this track and cluster from epoch g0 on
+                    run = QQ[m, g0 + tr, k]
                     for g in range(g0, ep_start[tr + 1]):
-                        QQ[m, g + tr + 1, k] = QQ[m, g + tr, k] + w[g] * tab[m, cnt[g, k]]
+                        run += w[g] * tab[m, cnt[g, k]]
+                        QQ[m, g + tr + 1, k] = run
                     dirty[m, tr, k] = -1
-                acc[k] += QQ[m, h2, k] - QQ[m, h1, k]
+            for k in range(K):  # no branch: a loop the compiler vectorises
+                acc[k] += Q0[h2, k] - Q0[h1, k]
+            if k1 >= 0:
+                own += QQ[1, h2, k1] - QQ[1, h1, k1]
+        if k1 >= 0:
+            acc[k1] = own
     elif what == 1:
         for s in range(seg_ptr[i], seg_ptr[i + 1]):
-            tr = seg_track[s]
-            g1 = seg_g1[s]
+            tr = seg[s, 0]
+            g1 = seg[s, 1]
             for k, step in ((k1, -1), (k2, 1)):
                 if k < 0:
                     continue
-                for g in range(g1, seg_g2[s]):
+                for g in range(g1, seg[s, 2]):
                     cnt[g, k] += step
                 for m in range(2):
                     if dirty[m, tr, k] < 0 or g1 < dirty[m, tr, k]:
@@ -215,42 +227,34 @@ def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
     return 0.0
 
 
-#: route codes of :func:`_op`
+#: route codes (``RunSettings.route``)
 _PSM, _TRACKS = 0, 1
+
+#: the route function :func:`_run` calls: bound per compiled kernel (:func:`_route_kernel`)
+_op = None
 
 
 @lazy_njit(cache=True)
-def _op(route, what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
-    """Run the route's function on its part of ``d`` = (the 7 arrays of :func:`_track_op`, ρ, S).
+def _randint(state, hi):
+    """Return a uniform integer in 0 … hi − 1 from the splitmix64 stream ``state`` (one uint64, advanced).
 
-    One search kernel serves both routes through this branch: a route function passed as an
-    argument would type the kernel by the dispatcher object, a new type in every process, so its
-    compiled code would never be found in the disk cache.
+    A few integer operations, not ``numpy.random.Generator.integers``, whose compilation would
+    dominate a search's first call; the modulo's bias, below hi / 2**64, is immaterial here.
     """
-    if route == _PSM:
-        return _psm_op(what, (d[7], d[8]), lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term)
-    return _track_op(what, (d[0], d[1], d[2], d[3], d[4], d[5], d[6]), lab, size, acc, imap, i, k1, k2, K, a, scale,
-                     truth_term)  # fmt: skip
-
-
-def _route_data(tracks=None, psm=None, S=None):
-    """``d`` of :func:`_op`: the route's arrays, empty ones of the same types for the other route."""
-    if tracks is None:
-        tracks = (
-            np.zeros(0, dtype=np.int64), np.zeros((3, 0), dtype=np.int64), np.zeros(0), np.zeros((3, 0)),
-            np.zeros((2, 0, 0), dtype=np.int32), np.zeros((2, 0, 0)), np.zeros((2, 0, 0), dtype=np.int64),
-        )  # fmt: skip
-    if psm is None:
-        psm, S = np.zeros((0, 0)), np.zeros((2, 0, 0))
-    return (*tracks, psm, S)
+    z = state[0] + np.uint64(0x9E3779B97F4A7C15)
+    state[0] = z
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z % np.uint64(hi))
 
 
 @lazy_njit(cache=True)
 def _shuffle(x, m, rng):
-    """Shuffle x[:m] in place (Fisher-Yates) with the generator ``rng``."""
+    """Shuffle x[:m] in place (Fisher-Yates) with the random stream ``rng`` (:func:`_randint`)."""
     i = m - 1
     while i > 0:
-        j = rng.integers(0, i + 1)
+        j = _randint(rng, i + 1)
         tmp = x[i]
         x[i] = x[j]
         x[j] = tmp
@@ -287,7 +291,8 @@ class RunBuffers(NamedTuple):
 class RunSettings(NamedTuple):
     """What a SALSO run (:func:`_run`) needs besides its buffers and start.
 
-    ``route``/``d``: what :func:`_op` takes; ``G`` the table G(m) = F(m + 1) − F(m); ``a``,
+    ``route`` (:data:`_PSM` or :data:`_TRACKS`) and ``d`` the data of its function (:func:`_psm_op`,
+    :func:`_track_op`); ``G`` the table G(m) = F(m + 1) − F(m); ``a``,
     ``scale``, ``truth_term`` the loss (:mod:`arviz_regen.base.partition_loss`); ``kcap`` the
     most clusters; ``k_random`` the clusters of random starts; ``max_scans``, ``max_zealous``.
     """
@@ -318,16 +323,15 @@ class RunStats(NamedTuple):
     ok: int
 
 
-@lazy_njit(cache=True)
 def _run(buf, cfg, init, start, rng):
     """One SALSO run (:class:`RunBuffers` ``buf``, :class:`RunSettings` ``cfg``): a :class:`RunStats`.
 
     init 0: sequential allocation of the items in random order; 1: uniformly random labels over
-    ``k_random`` clusters; else: the labels ``start``. The random numbers come from the
-    ``numpy.random.Generator`` ``rng``, drawn in the order of the published algorithm.
+    ``k_random`` clusters; else: the labels ``start``. The random numbers come from the stream
+    ``rng`` (:func:`_randint`), drawn in the order of the published algorithm.
     """
     lab, size, acc, imap, work = buf.lab, buf.size, buf.acc, buf.imap, buf.work
-    route, d, G, a, scale, truth_term = cfg.route, cfg.d, cfg.G, cfg.a, cfg.scale, cfg.truth_term
+    d, G, a, scale, truth_term = cfg.d, cfg.G, cfg.a, cfg.scale, cfg.truth_term
     kcap, k_random, max_scans, max_zealous = cfg.kcap, cfg.k_random, cfg.max_scans, cfg.max_zealous
     # typed values, not literals: a literal argument would compile the route function again
     W0, W1, W2, W3 = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
@@ -357,14 +361,14 @@ def _run(buf, cfg, init, start, rng):
             for k in range(k_alloc):
                 size[k] = 0
             K = np.int64(0)
-            _op(route, W4, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            _op(W4, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
             if init == 0:
                 for j in range(n):
                     pend[j] = j
                 n_pend = n
             else:
                 for j in range(n):
-                    order[j] = rng.integers(0, k_random) if init == 1 else start[j]
+                    order[j] = _randint(rng, k_random) if init == 1 else start[j]
                 for k in range(n):
                     imap[k] = -1
                 for j in range(n):  # clusters numbered by first appearance
@@ -374,7 +378,7 @@ def _run(buf, cfg, init, start, rng):
                             return RunStats(0.0, 0, 0, 0, 0)
                         K += 1
                     k = imap[order[j]]
-                    _op(route, W1, d, lab, size, acc, imap, j, NONE, k, K, a, scale, truth_term)
+                    _op(W1, d, lab, size, acc, imap, j, NONE, k, K, a, scale, truth_term)
                     lab[j] = k
                     size[k] += 1
                 n_pend = 0
@@ -391,24 +395,24 @@ def _run(buf, cfg, init, start, rng):
             attempts += 1
             for j in range(n):
                 saved[j] = lab[j]
-            _op(route, W5, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            _op(W5, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
             n_pend = 0
             for j in range(n):
                 if lab[j] == c:
                     pend[n_pend] = j
                     n_pend += 1
                     lab[j] = -1
-            _op(route, W2, d, lab, size, acc, imap, ZERO, c, NONE, K, a, scale, truth_term)
+            _op(W2, d, lab, size, acc, imap, ZERO, c, NONE, K, a, scale, truth_term)
             size[c] = 0
             if c != K - 1:  # the last cluster takes the label of the empty one
-                _op(route, W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                _op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
             K = _take_label(lab, size, c, K - 1)
         # shuffled for a zealous update; in random order at the start
         if attempt >= 0 or init == 0:
             _shuffle(pend, n_pend, rng)
         for q in range(n_pend):  # sequential allocation
             i = pend[q]
-            _op(route, W0, d, lab, size, acc, imap, i, NONE, NONE, K, a, scale, truth_term)
+            _op(W0, d, lab, size, acc, imap, i, NONE, NONE, K, a, scale, truth_term)
             best = -1
             best_s = np.inf
             for k in range(K):
@@ -420,7 +424,7 @@ def _run(buf, cfg, init, start, rng):
                 best = K
             if best >= k_alloc:
                 return RunStats(0.0, 0, 0, 0, 0)
-            _op(route, W1, d, lab, size, acc, imap, i, NONE, best, K, a, scale, truth_term)
+            _op(W1, d, lab, size, acc, imap, i, NONE, best, K, a, scale, truth_term)
             lab[i] = best
             size[best] += 1
             if best == K:
@@ -437,7 +441,7 @@ def _run(buf, cfg, init, start, rng):
                 c = lab[i]
                 lab[i] = -1
                 size[c] -= 1
-                _op(route, W0, d, lab, size, acc, imap, i, c, NONE, K, a, scale, truth_term)
+                _op(W0, d, lab, size, acc, imap, i, c, NONE, K, a, scale, truth_term)
                 emptied = size[c] == 0
                 for k in range(K):
                     acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
@@ -456,7 +460,7 @@ def _run(buf, cfg, init, start, rng):
                 if best >= k_alloc:
                     return RunStats(0.0, 0, 0, 0, 0)
                 if best != c:
-                    _op(route, W1, d, lab, size, acc, imap, i, c, best, K, a, scale, truth_term)
+                    _op(W1, d, lab, size, acc, imap, i, c, best, K, a, scale, truth_term)
                     changed = True
                 lab[i] = best
                 size[best] += 1
@@ -464,12 +468,12 @@ def _run(buf, cfg, init, start, rng):
                     K += 1
                 if best != c and emptied:  # the last cluster takes the label of the empty one
                     if c != K - 1:
-                        _op(route, W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                        _op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
                     K = _take_label(lab, size, c, K - 1)
             if not changed:
                 break
         n_scans += scans
-        cand = _op(route, W7, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+        cand = _op(W7, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
         if attempt < 0:
             loss = cand
             # zealous updates: one representative item per cluster, clusters in random order
@@ -499,10 +503,27 @@ def _run(buf, cfg, init, start, rng):
             for j in range(n):
                 lab[j] = imap[saved[j]]
                 size[lab[j]] += 1
-            _op(route, W6, d, lab, size, acc, imap, ZERO, K, NONE, K_saved, a, scale, truth_term)
+            _op(W6, d, lab, size, acc, imap, ZERO, K, NONE, K_saved, a, scale, truth_term)
             K = K_saved
         attempt += 1
     return RunStats(loss, n_scans, attempts, accepts, 1)
+
+
+def _route_kernel(name, op):
+    """Compile :func:`_run` with ``_op`` bound to the route function ``op``, as ``name``.
+
+    A search compiles only its own route (half the first-call compilation of one kernel taking
+    both); the route is bound as a module-level name, not passed as an argument, whose
+    dispatcher type would differ in every process and keep the code out of the disk cache. The
+    distinct qualified name gives each kernel its own cache file.
+    """
+    func = types.FunctionType(_run.__code__.replace(co_name=name, co_qualname=name), {**globals(), "_op": op}, name)
+    func.__doc__ = _run.__doc__
+    return lazy_njit(cache=True)(func)
+
+
+_run_psm = _route_kernel("_run_psm", _psm_op)
+_run_tracks = _route_kernel("_run_tracks", _track_op)
 
 
 class SalsoResult(NamedTuple):
@@ -535,12 +556,16 @@ def _tables(spec, n):
     return F, np.ascontiguousarray(np.diff(F))
 
 
-def _truth_term(draws, weights, F):
-    """Σ_t w_t Σ_l F(m_tl): the part of the expected loss that the estimate does not change."""
-    n_l = draws.max(axis=1) + 1
-    off = np.concatenate([[0], np.cumsum(n_l)[:-1]])
-    msize = np.bincount((draws + off[:, None]).ravel(), minlength=int(n_l.sum()))
-    return float(np.repeat(weights, n_l) @ F[msize])
+def _truth_term(tracks, F):
+    """Return Σ_t w_t Σ_l F(m_tl), the part of the expected loss that the estimate does not change.
+
+    Summed over the epochs of the tracks (weight times F of the members, constant over an
+    epoch): O(segments + epochs), not O(draws × items).
+    """
+    E = tracks.epoch_weight.size
+    # an item's segment adds one member to epochs g1 … g2 − 1 of one track (consecutive epochs)
+    members = np.cumsum(np.bincount(tracks.seg_g1, minlength=E + 1) - np.bincount(tracks.seg_g2, minlength=E + 1))
+    return float(tracks.epoch_weight @ F[members[:E]])
 
 
 def _states_are_cheaper(index, n_states, n):
@@ -592,7 +617,8 @@ class _TrackRoute:
             )
         t = self.tracks
         self.data = (
-            np.concatenate([t.seg_ptr, t.epoch_start]), np.stack([t.seg_track, t.seg_g1, t.seg_g2]),
+            np.concatenate([t.seg_ptr, t.epoch_start]),
+            np.stack([t.seg_track, t.seg_g1, t.seg_g2], axis=1).astype(np.int32),
             t.epoch_weight, np.stack([self.G, self.Gm, self.F[: self.G.size]]),
             np.zeros((2, E, k_alloc), dtype=np.int32), np.zeros((2, E + n_tr, k_alloc)),
             np.zeros((2, n_tr, k_alloc), dtype=np.int64),
@@ -654,7 +680,7 @@ class _Search:
             self.draws, self.w = draws, weights
             self.tracks = _TrackRoute(draws, weights, index, spec)
             self.G, self.scale, self.route = self.tracks.G, spec.scale(self.n), _TRACKS
-            self.truth_term = _truth_term(draws, weights, self.tracks.F)
+            self.truth_term = _truth_term(self.tracks.tracks, self.tracks.F)
             self.k_random = int((draws.max(axis=1) + 1).max())
         self.kcap = max(1, min(self.n if kcap is None else int(kcap), self.n))
         self.k_random = max(1, min(self.kcap, self.k_random))
@@ -668,15 +694,24 @@ class _Search:
             if self.buf is None or self.buf.size.shape[0] < self.k_alloc:
                 k = self.k_alloc
                 if self.route == _PSM:
-                    d = _route_data(psm=self.psm, S=np.zeros((2, n, k)))
+                    d = (self.psm, np.zeros((2, n, k)))
                 else:
-                    d = _route_data(tracks=self.tracks.resize(k))
-                self.buf = RunBuffers(np.full(n, -1, dtype=np.int64), np.zeros(k, dtype=np.int64), np.zeros(k + 1),
-                                      np.zeros(n + k + 1, dtype=np.int64), np.empty((4, n), dtype=np.int64))  # fmt: skip
-                self.cfg = RunSettings(self.route, d, self.G, float(self.spec.a),
-                                       float(self.scale), float(self.truth_term), self.kcap, self.k_random, 0, 0)  # fmt: skip
+                    d = self.tracks.resize(k)
+                self.buf = RunBuffers(
+                    np.full(n, -1, dtype=np.int64),
+                    np.zeros(k, dtype=np.int64),
+                    np.zeros(k + 1),
+                    np.zeros(n + k + 1, dtype=np.int64),
+                    np.empty((4, n), dtype=np.int64),
+                )
+                self.cfg = RunSettings(
+                    self.route, d, self.G, float(self.spec.a), float(self.scale), float(self.truth_term),
+                    self.kcap, self.k_random, 0, 0,
+                )  # fmt: skip
             cfg = self.cfg._replace(max_scans=int(max_scans), max_zealous=int(max_zealous))
-            out = _run(self.buf, cfg, init, np.ascontiguousarray(start, dtype=np.int64), np.random.default_rng(seed))
+            kernel = _run_psm if self.route == _PSM else _run_tracks
+            out = kernel(self.buf, cfg, init, np.ascontiguousarray(start, dtype=np.int64),
+                         np.array([seed], dtype=np.uint64))  # fmt: skip
             if out.ok:
                 return out, self.buf.lab.copy()
             self.k_alloc = min(self.kcap, 2 * self.k_alloc)
@@ -699,6 +734,8 @@ def salso_search(
     seed=None,
     search_cells=None,
     search_visits=None,
+    map_runs=None,
+    n_blocks=None,
 ):
     """SALSO search minimising the expected loss over the draws (or a co-clustering matrix).
 
@@ -740,6 +777,15 @@ def salso_search(
     search_cells, search_visits : int, optional
         Label cells and visits the runs search on at most (defaults :data:`SEARCH_CELLS`,
         :data:`SEARCH_VISITS`); see ``index``.
+    map_runs : callable, optional
+        Runs the runs elsewhere: ``map_runs(func, blocks, shared=shared)`` yields
+        ``func(*block, *shared)`` for each block in order (as
+        :func:`arviz_regen.xr.distributed.map_blocks` with a client does, on the workers of a
+        ``dask.distributed`` cluster). The runs are split into ``n_blocks`` blocks (default 1) of
+        consecutive runs; each block searches on its own copy of the draws. The result is the
+        same as without (each run has its own generator and start, drawn beforehand).
+    n_blocks : int, optional
+        See ``map_runs``.
 
     Returns
     -------
@@ -753,8 +799,8 @@ def salso_search(
         if spec.name != "binder":
             raise ValueError("A co-clustering matrix (`psm`) determines the Binder loss only, not VI.")
         psm = np.ascontiguousarray(psm, dtype=float)
-        search = _Search(spec, psm=psm, kcap=max_clusters)
-        n, route, w = search.n, "psm", None
+        n, route, w = psm.shape[0], "psm", None
+        on = (None, None, None, psm)  # what the runs search on (see _run_block)
     else:
         draws = np.ascontiguousarray(draws, dtype=np.int64)
         T, n = draws.shape
@@ -763,15 +809,14 @@ def salso_search(
         route = "draws"
         thin = None if index is None else thin_chains(index, n, w, search_cells, search_visits)
         if thin is None:
-            search = _Search(spec, draws, w, index, kcap=max_clusters)
+            on = (draws, w, index, None)
             search_draws = T if index is None else int(np.asarray(index).size)
         else:
             states, w_sub, sub_index = thin
-            sub = np.ascontiguousarray(draws[states])
-            search = _Search(spec, sub, w_sub, sub_index, kcap=max_clusters)
+            on = (np.ascontiguousarray(draws[states]), w_sub, sub_index, None)
             search_draws = int(sub_index.size)
             full = (draws, w, index)
-    kcap = search.kcap
+    kcap = max(1, min(n if max_clusters is None else int(max_clusters), n))  # as _Search's
     start_rows = [] if starts is None else list(np.atleast_2d(np.asarray(starts, dtype=np.int64)))
     for s in start_rows:
         if s.shape != (n,):
@@ -787,8 +832,7 @@ def salso_search(
             f"`prob_sequential` ({prob_sequential!r}) and `prob_draw` ({prob_draw!r}) must be "
             "probabilities summing to at most 1."
         )
-    stats = np.zeros((n_total, 5))
-    results = []
+    runs = []  # (init, start, seed) of each run: drawn first, the runs are then independent
     for r in range(n_total):
         start = no_start
         if r < len(start_rows):
@@ -798,8 +842,18 @@ def salso_search(
             u = rng.random()
             init = 0 if u < prob_sequential else 2 if u < prob_sequential + p_draw else 1
             if init == 2:
-                start = np.minimum(search.draws[rng.choice(search.draws.shape[0], p=search.w)], kcap - 1)
-        out, labels = search.run(init, start, int(seeds[r]), max_scans, max_zealous)
+                start = np.minimum(on[0][rng.choice(on[0].shape[0], p=on[1])], kcap - 1)
+        runs.append((init, start, int(seeds[r])))
+    shared = (spec, *on, max_clusters, int(max_scans), int(max_zealous))
+    if map_runs is None:
+        outs = _run_block(runs, *shared)
+    else:  # blocks of consecutive runs, each block a task searching on its own copy of the draws
+        cuts = np.linspace(0, n_total, min(n_total, max(1, int(n_blocks or 1))) + 1).astype(int)
+        blocks = [(runs[a:b],) for a, b in zip(cuts[:-1], cuts[1:])]
+        outs = [out for block in map_runs(_run_block, blocks, shared=shared) for out in block]
+    stats = np.zeros((n_total, 5))
+    results = []
+    for r, ((out, labels), (init, _, _)) in enumerate(zip(outs, runs)):
         stats[r] = (out.loss, out.scans, out.attempts, out.accepts, init)
         results.append(labels)
     order = np.argsort(stats[:, 0], kind="stable")
@@ -820,6 +874,12 @@ def salso_search(
         search_draws=search_draws,
         polish_moves=int(polish_moves),
     )
+
+
+def _run_block(runs, spec, draws, weights, index, psm, max_clusters, max_scans, max_zealous):
+    """Run ``runs`` ((init, start, seed) each) on a search of their own; return [(RunStats, labels)]."""
+    search = _Search(spec, draws, weights, index, psm=psm, kcap=max_clusters)
+    return [search.run(init, start, seed, max_scans, max_zealous) for init, start, seed in runs]
 
 
 def _finish(full, spec, kcap, ranked, max_scans, seed):

@@ -105,7 +105,8 @@ def expected_loss(data, estimate, var_names=None, *, loss="VI", per_draw=False, 
             import dask
 
             token = dask.base.tokenize(da.data, est, spec)
-            parts = [dask.delayed(loss_sums, pure=True)(block, est, spec, dask_key_name=f"{TASK_PREFIX}-loss_sums-{token}-{i}")
+            key = f"{TASK_PREFIX}-loss_sums-{token}"
+            parts = [dask.delayed(loss_sums, pure=True)(block, est, spec, dask_key_name=f"{key}-{i}")
                      for i, block in enumerate(da.data.to_delayed().ravel())]  # fmt: skip
             total = dask.delayed(np.sum, pure=True)(parts, axis=0).compute()
         else:  # in memory: blocks of draws (sent to the workers when there is a client)

@@ -10,6 +10,7 @@ the loss against every draw and the search settings.
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -20,7 +21,7 @@ from ..base.partition_loss import _losses, mean_loss, parse_loss
 from ..base.salso import INITS, SEARCH_DEFAULTS, salso_search
 from ..base.seeds import random_seed_argument
 from ..base.state import all_partitions, bell_number
-from ..xr.distributed import resolve_client
+from ..xr.distributed import map_blocks, n_threads, resolve_client
 from ..xr.draws import load_partition
 from ..xr.regeneration import estimate, find_tours
 from ..xr.sizes import refuse_early
@@ -252,6 +253,8 @@ def point_estimate(
             from ..base.pair_kernels import chain_frequencies
 
             psm = chain_frequencies(pdraws.index, pdraws.labels)
+        client = resolve_client(None)  # the runs as tasks of the active client's cluster
+        map_runs = None if client is None else functools.partial(map_blocks, client=client, name="salso_runs")
         res = salso_search(
             None if psm is not None else pdraws.labels,
             weights,
@@ -266,6 +269,8 @@ def point_estimate(
             prob_draw=prob_draw,
             starts=starts,
             seed=seed,
+            map_runs=map_runs,
+            n_blocks=None if client is None else n_threads(client),
         )
         labels = res.labels
         used_route = res.route

@@ -89,3 +89,21 @@ def test_matching_moves_only_what_changed():
         np.testing.assert_array_equal(same_u, same_v)
         if np.array_equal(lu, lv):
             assert count == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_draws_each_their_own_chain_skip_the_scan_with_the_same_tracks(seed):
+    from arviz_regen.base.cluster_tracks import _scanned_tracks, _separate_tracks
+
+    rng = np.random.default_rng(seed)
+    n, T = int(rng.integers(1, 12)), int(rng.integers(1, 40))
+    ulabels = np.stack([canonicalize(rng.integers(0, 5, n)) for _ in range(T)])
+    seq = rng.integers(0, T, T + 5)
+    w = rng.random(seq.size)
+    fast = _separate_tracks(ulabels[seq], w)
+    scanned = _scanned_tracks(ulabels, seq, np.ones(seq.size, dtype=np.int64), w)
+    for name in fast._fields:
+        np.testing.assert_array_equal(getattr(fast, name), getattr(scanned, name), err_msg=name)
+    np.testing.assert_array_equal(
+        build_tracks(ulabels, seq, np.ones(seq.size, dtype=bool), w).seg_track, fast.seg_track
+    )

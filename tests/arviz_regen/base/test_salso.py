@@ -5,7 +5,8 @@
   draws with the same seed, and on few items it is the exhaustive optimum.
 - Runs take their random numbers from their own generator: the same seed gives the same result
   whatever numpy's or numba's global random state.
-- The expected loss from blocks of draws (``loss_block_sums``) adds up to the brute-force one.
+- The expected loss from blocks of draws (``loss_block_sums``) adds up to the brute-force one; so
+  does the part the estimate does not change (the truth term), summed over the epochs of the tracks.
 """
 
 import numpy as np
@@ -108,3 +109,38 @@ def test_block_sums_add_up_to_the_expected_loss():
         loss_block_sums(est, z[:4], "VI", np.ones(3))
     with pytest.raises(ValueError, match="one label vector"):
         loss_block_sums(z[:2], z[:4], "VI")
+
+
+@pytest.mark.parametrize("along_chains", [True, False])
+def test_truth_term_from_the_tracks_equals_the_sum_over_the_draws(along_chains):
+    from arviz_regen.base.salso import _Search
+
+    rng = np.random.default_rng(3)
+    states, w, index = as_states(sticky_chains(rng, 30, n_draw=60, moves=3))
+    spec = parse_loss("VI")
+    search = _Search(spec, states, w, index if along_chains else None)
+    F = search.tracks.F
+    direct = sum(w[t] * F[np.bincount(states[t])].sum() for t in range(states.shape[0]))
+    np.testing.assert_allclose(search.truth_term, direct, rtol=1e-12)
+
+
+@pytest.mark.parametrize("route", ["draws", "psm"])
+def test_runs_in_blocks_elsewhere_give_the_same_result(route):
+    rng = np.random.default_rng(4)
+    states, w, index = as_states(sticky_chains(rng, 20, n_draw=80, moves=3))
+    if route == "psm":
+        psm = np.einsum("t,tij->ij", w, (states[:, :, None] == states[:, None, :]).astype(float))
+        kw = dict(loss="binder", psm=psm)
+    else:
+        kw = dict(draws=states, weights=w, index=index, search_visits=60)  # thinned, then finished
+    blocks_seen = []
+
+    def elsewhere(func, blocks, shared=()):  # as map_blocks: func(*block, *shared) in order
+        blocks_seen.extend(blocks)
+        return (func(*block, *shared) for block in blocks)
+
+    here = salso_search(n_runs=7, seed=5, **kw)
+    there = salso_search(n_runs=7, seed=5, map_runs=elsewhere, n_blocks=3, **kw)
+    assert [len(b[0]) for b in blocks_seen] == [2, 2, 3]
+    for name in here._fields:
+        np.testing.assert_array_equal(getattr(there, name), getattr(here, name), err_msg=name)

@@ -179,6 +179,7 @@ def test_point_estimate_and_credible_ball_score_on_the_active_client(client, wan
 
     (there, ball_there), names = _ran(client, on_cluster)
     assert names["_state_block_losses"] >= 2  # the estimate's final scoring and the ball's distances
+    assert names["salso_runs"] == 2  # the SALSO runs in one block per worker thread
     for a, b in ((there, here), (ball_there, ball_here)):
         a.attrs.pop("seconds", None), b.attrs.pop("seconds", None)  # the only thing that may differ
         xr.testing.assert_identical(a, b)

@@ -77,10 +77,14 @@ def _batch_cov(x, b, grand):
     return b * (Y.T @ Y) / (A - 1), A
 
 
-def batch_length(x, tau_factor=TAU_FACTOR):
+def batch_length(x, tau_factor=None):
     """``max(floor(sqrt(N)), ceil(tau_factor * tau))`` (at most ``N // 2``) for ``x (M, N, p)``,
-    ``tau`` the largest integrated autocorrelation time of a chain's check."""
+    ``tau`` the largest integrated autocorrelation time of a chain's check (``tau_factor``
+    default :data:`TAU_FACTOR`, read at each call)."""
     from .autocorrelation import integrated_time
+
+    if tau_factor is None:
+        tau_factor = TAU_FACTOR
 
     _M, N, _p = x.shape
     b = max(int(np.sqrt(N)), 1)

@@ -1,6 +1,6 @@
 """Level and power of the conditional (discrete Stein) check, by simulation (issue 25, item 1).
 
-Run: ``python benchmarks/bench_conditional_check.py [--quick] [--sections level,sizes,cost]``
+Run: ``python benchmarks/bench_conditional_check.py [--quick] [--sections level,sizes,hier,cost]``
 (``--size-runs 200:500``, ``--cases "a;b"``, ``--seed`` for independent runs in several
 processes, ``--batch`` to print the rows so far). Every design has a known answer and a fixed
 seed; each prints the rejection rate at α = 0.05 of each test function's p-value and of all of
@@ -15,6 +15,13 @@ sizes (50, 200, 2,000 items; :data:`CASES`): Gibbs chains of the right model (le
     in one cluster or all apart and judged without burn-in. Each row reports the size of the
     error: Δ mean number of clusters and the largest co-clustering difference against the right
     model (with the right model's own noise floor).
+hier (at each of ``--sizes``, ``--runs`` runs): a random DP alpha ~ Gamma(2, 1) sampled by a
+    partition sweep at each draw's alpha and Escobar and West's update; level (the right sampler)
+    and power against a partition step at alpha x 1.1 or 1.3 and against Escobar-West with its
+    rate halved, with the terms of ``pmp.compute_conditional_checks`` (partition terms at each
+    draw's alpha, Langevin terms of log alpha) tested as the verdict reads them.
+``--tau-factors 6,12`` compares batch lengths (``arviz_regen.base.conditional.TAU_FACTOR``) on the
+same terms.
 cost: the check's CPU per draw over a Gibbs sweep's (the engine's step), measured in the same
     run; ``compute_conditional_checks`` + ``regen_summary`` on 2,000 items x 4 x 1,000 draws
     against ``az.ess`` of the same posterior.

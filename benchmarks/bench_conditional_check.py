@@ -1,6 +1,6 @@
 """Level and power of the conditional (discrete Stein) check, by simulation (issue 25, item 1).
 
-Run: ``python benchmarks/bench_conditional_check.py [--quick] [--sections level,sizes,cost]``
+Run: ``python benchmarks/bench_conditional_check.py [--quick] [--sections level,sizes,hier,cost]``
 (``--size-runs 200:500``, ``--cases "a;b"``, ``--seed`` for independent runs in several
 processes, ``--batch`` to print the rows so far). Every design has a known answer and a fixed
 seed; each prints the rejection rate at α = 0.05 of each test function's p-value and of all of
@@ -15,6 +15,13 @@ sizes (50, 200, 2,000 items; :data:`CASES`): Gibbs chains of the right model (le
     in one cluster or all apart and judged without burn-in. Each row reports the size of the
     error: Δ mean number of clusters and the largest co-clustering difference against the right
     model (with the right model's own noise floor).
+hier (at each of ``--sizes``, ``--runs`` runs): a random DP alpha ~ Gamma(2, 1) sampled by a
+    partition sweep at each draw's alpha and Escobar and West's update; level (the right sampler)
+    and power against a partition step at alpha x 1.1 or 1.3 and against Escobar-West with its
+    rate halved, with the terms of ``pmp.compute_conditional_checks`` (partition terms at each
+    draw's alpha, Langevin terms of log alpha) tested as the verdict reads them.
+``--tau-factors 6,12`` compares batch lengths (``arviz_regen.base.conditional.TAU_FACTOR``) on the
+same terms.
 cost: the check's CPU per draw over a Gibbs sweep's (the engine's step), measured in the same
     run; ``compute_conditional_checks`` + ``regen_summary`` on 2,000 items x 4 x 1,000 draws
     against ``az.ess`` of the same posterior.
@@ -36,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numba
 import numpy as np
 
+import arviz_regen.base.conditional as cond_base
 from arviz_regen.base.conditional import conditional_test
 from pymc_partition.conditional_check import _strata_and_partners
 from pymc_partition.engine import MoveMix, PartitionKernel
@@ -190,8 +198,19 @@ class Checker:
         return out.reshape(*shape, -1)
 
     def reject(self, labels):
-        res = conditional_test(self.terms(labels))
-        return np.r_[res.p_value, res.p_value_all] < ALPHA
+        """Rejections of each check and all together, for each of :data:`TAUS` (the batch length
+        in autocorrelation times) on the same terms: ``(len(TAUS), checks + 1)``."""
+        terms = self.terms(labels)
+        out = []
+        default = cond_base.TAU_FACTOR
+        try:
+            for tau in TAUS:
+                cond_base.TAU_FACTOR = tau
+                res = conditional_test(terms)
+                out.append(np.r_[res.p_value, res.p_value_all] < ALPHA)
+        finally:
+            cond_base.TAU_FACTOR = default
+        return np.array(out)
 
 
 def rate_str(x):
@@ -205,6 +224,10 @@ HEADER = f"{'design':72s} {'runs':>5s} " + " ".join(f"{c:>12s}" for c in (*CHECK
 
 def row(name, rejections, extra=""):
     r = np.asarray(rejections)
+    if r.ndim == 3:  # (runs, TAUS, checks): a row per batch length
+        for q, tau in enumerate(TAUS):
+            row(name if len(TAUS) == 1 else f"{name} [tau x {tau:g}]", r[:, q], extra)
+        return
     print(
         f"{name:72s} {r.shape[0]:5d} "
         + " ".join(f"{rate_str(r[:, q]):>12s}" for q in range(r.shape[1]))
@@ -213,7 +236,7 @@ def row(name, rejections, extra=""):
     )
 
 
-def exact_designs(runs, seed=1, which=("iid", "gibbs", "sticky", "one")):
+def exact_designs(runs, seed=1, which=("iid", "gibbs", "sticky", "one"), items=(0.5, None), progress=0):
     """Level at 8 items (exact posterior known): each ``items`` setting on the same draws."""
     from pymc_partition.exact import ExactPosterior
 
@@ -222,7 +245,7 @@ def exact_designs(runs, seed=1, which=("iid", "gibbs", "sticky", "one")):
     ex = ExactPosterior(spec, progressbar=False)
     states, probs = ex.top(ex.n_states)
     probs = probs / probs.sum()
-    checks = {it: Checker(spec, items=it) for it in ITEMS}
+    checks = {it: Checker(spec, items=it) for it in items}
     rng = np.random.default_rng(seed)
     designs = {
         "iid": ("independent exact draws, 4 x 1,000",
@@ -234,13 +257,16 @@ def exact_designs(runs, seed=1, which=("iid", "gibbs", "sticky", "one")):
     }  # fmt: skip
     for key in which:
         name, draw = designs[key]
-        rej = {it: [] for it in ITEMS}
+        rej = {it: [] for it in items}
         t0 = time.process_time()
         for r in range(runs):
             labels = draw(r)
-            for it in ITEMS:
+            for it in items:
                 rej[it].append(checks[it].reject(labels))
-        for it in ITEMS:
+            if progress and (r + 1) % progress == 0 and r + 1 < runs:
+                for it in items:
+                    row(f"  (so far) 8 items, {name}, items={it}", rej[it], f"| | {time.process_time() - t0:.0f} s")
+        for it in items:
             tag = "half the items" if it == 0.5 else "all items"
             row(f"8 items, {name} ({tag})", rej[it], f"| | {time.process_time() - t0:.0f} s")
 
@@ -278,16 +304,21 @@ CASES = [
 ]
 #: the items evaluated per draw (compute_conditional_checks's ``items``) compared on the same chains
 ITEMS = (0.5, None)
+#: batch lengths in autocorrelation times (``arviz_regen.base.conditional.TAU_FACTOR``) compared
+#: on the same terms (``--tau-factors``)
+TAUS = (cond_base.TAU_FACTOR,)
 
 
-def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None, progress=False):
+def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None, progress=False, items=ITEMS, thin=False):
     """Every case at ``n`` items: each ``items`` setting's rejection rates on the same chains,
     and the size of the error (Δ mean number of clusters, largest co-clustering difference on
     the first 200 items, against the right model's runs; the noise floor is the right model's
-    two halves of runs against each other)."""
+    two halves of runs against each other; without the right model among ``cases`` the sizes
+    are not printed). ``thin``: also all items on every second draw (the cost of half the items
+    per draw)."""
     y = data(n)
     right = spec_of(y)
-    checks = {it: Checker(right, seed=1, items=it) for it in ITEMS}
+    checks = {it: Checker(right, seed=1, items=it) for it in items}
     batch = batch or max(1, min(runs, 400_000 // (4 * n_draws * n // 100)))
     base = base_cc = None
     for name, model_kw, kw in cases:
@@ -296,7 +327,7 @@ def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None, progress=Fal
             kw["log_new"] = math.log((n - 1) / n)
         spec = spec_of(y, **model_kw) if model_kw else right
         T = kw.pop("n_draws", n_draws)
-        rej = {it: [] for it in ITEMS}
+        rej = {it: [] for it in items}
         rej_thin = []  # all items on every second draw: the cost of half the items per draw
         ks, cc = [], []
         t0 = time.process_time()
@@ -304,28 +335,122 @@ def size_designs(n, runs, cases, n_draws=1000, seed=11, batch=None, progress=Fal
             nb = min(batch, runs - b)
             labels = gibbs_chains(spec, 4, T, seed + 7919 * b, runs=nb, **kw)
             for r in range(nb):
-                for it in ITEMS:
+                for it in items:
                     rej[it].append(checks[it].reject(labels[r]))
-                rej_thin.append(checks[None].reject(labels[r][:, ::2]))
+                if thin:
+                    rej_thin.append(checks[None].reject(labels[r][:, ::2]))
                 ks.append(mean_clusters(labels[r]))
                 if len(cc) < 10:
                     cc.append(coclustering(labels[r]))
             if progress and b + nb < runs:  # cumulative rows so far (a long run can be cut short)
-                for it in ITEMS:
+                for it in items:
                     row(f"  (so far) {n} items, {name}, items={it}", rej[it], f"| {time.process_time() - t0:.0f} s")
         k = float(np.mean(ks))
         cc_mean = np.mean(cc, axis=0)
-        if base is None:
+        if base is None and name != "right model":
+            size = "(no right-model row)"
+        elif base is None:
             base, base_cc = k, cc_mean
             half = len(cc) // 2
             size = f"noise {np.abs(np.mean(cc[:half], axis=0) - np.mean(cc[half:], axis=0)).max():.3f}"
         else:
             size = f"{np.abs(cc_mean - base_cc).max():.3f}"
-        for it in ITEMS:
+        for it in items:
             tag = "half the items" if it == 0.5 else "all items"
+            dk = f"{k:.2f} clusters" if base is None else f"{k - base:+.2f} (of {base:.2f})"
             row(f"{n} items, {name}, 4 x {T:,} ({tag})", rej[it],
-                f"{k - base:+.2f} (of {base:.2f}) | {size} | {time.process_time() - t0:.0f} s")  # fmt: skip
-        row(f"{n} items, {name}, 4 x {T:,} (all items, every 2nd draw)", rej_thin, "the same chains")
+                f"{dk} | {size} | {time.process_time() - t0:.0f} s")  # fmt: skip
+        if thin:
+            row(f"{n} items, {name}, 4 x {T:,} (all items, every 2nd draw)", rej_thin, "the same chains")
+
+
+@numba.njit(cache=True)
+def _hier_chains(starts, m, s, w, a0, b0, rate_factor, alpha_factor, n_burn, out, out_alpha, seed):
+    """Chains of a hierarchical sampler of DP(alpha), alpha ~ Gamma(a0, rate b0): a Gibbs sweep of
+    the partition at ``alpha_factor * alpha`` (1: the right step; the spec is built at alpha = 1,
+    so the new-cluster weight is ``log alpha``), then Escobar and West's update of alpha given
+    the number of clusters with the rate ``rate_factor * b0`` (1: the right update)."""
+    np.random.seed(seed)
+    n = starts.shape[1]
+    for r in range(starts.shape[0]):
+        build_state(starts[r], m, s)
+        alpha = a0 / b0
+        for t in range(n_burn + out.shape[1]):
+            _tempered_sweep(m, s, w, 1.0, np.log(alpha_factor * alpha))
+            C = s.meta[0]
+            rate = b0 * rate_factor - np.log(np.random.beta(alpha + 1.0, n))
+            odds = (a0 + C - 1.0) / (n * rate)
+            shape = a0 + C if np.random.random() * (1.0 + odds) < odds else a0 + C - 1.0
+            alpha = np.random.gamma(shape, 1.0 / rate)
+            if t >= n_burn:
+                out[r, t - n_burn] = s.z
+                out_alpha[r, t - n_burn] = alpha
+
+
+#: hierarchical designs (alpha ~ Gamma(2, 1)): name, partition step's alpha factor, EW rate factor
+HIER_CASES = [
+    ("right sampler", 1.0, 1.0),
+    ("partition step at alpha x 1.3", 1.3, 1.0),
+    ("partition step at alpha x 1.1", 1.1, 1.0),
+    ("Escobar-West rate halved", 1.0, 0.5),
+]
+HIER_PRIOR = (2.0, 1.0)
+
+
+def hier_designs(n, runs, cases=None, n_chains=4, n_draws=1000, seed=23, n_burn=200, progress=0):
+    """Level and power of the check with a random DP alpha (Gamma(2, 1)): the chains of
+    :func:`_hier_chains`, their terms from ``pmp.compute_conditional_checks`` on the PyMC model
+    (partition terms at each draw's alpha, Langevin terms of log alpha), tested as the verdict
+    reads them (``z``, ``hyperparameters`` and both, Bonferroni)."""
+    import warnings
+
+    import pymc as pm
+
+    import arviz_regen
+    import pymc_partition as pmp
+    from arviz_regen.diagnostics.verdict import combine_checks
+    from arviz_regen.xr.containers import from_dict
+
+    y = data(n)
+    spec = spec_of(y)  # alpha = 1: the sweep adds log alpha to the new cluster's weight
+    a0, b0 = HIER_PRIOR
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", a0, b0)
+        z = pmp.Partition("z", n_items=n, prior=pmp.DirichletProcess(alpha=alpha))
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.NormalInverseGamma(**NIG), observed=y)
+    kernel = PartitionKernel.from_spec(spec, GIBBS)
+    m, s, w = kernel.bundles
+    for name, alpha_factor, rate_factor in cases or HIER_CASES:
+        rng = np.random.default_rng([seed, int(100 * alpha_factor), int(100 * rate_factor)])
+        rej, ks, alphas = [], [], []
+        t0 = time.process_time()
+        for r in range(runs):
+            starts = canonicalize(rng.integers(0, rng.integers(1, 6, (n_chains, 1)), (n_chains, n)))
+            out = np.empty((n_chains, n_draws, n), np.int64)
+            out_alpha = np.empty((n_chains, n_draws))
+            with quiet_compile():
+                _hier_chains(np.ascontiguousarray(starts, dtype=np.int64), m, s, w, a0, b0, rate_factor,
+                             alpha_factor, n_burn, out, out_alpha, int(rng.integers(2**31)))  # fmt: skip
+            labels = canonicalize(out.reshape(-1, n)).reshape(n_chains, n_draws, n)
+            idata = from_dict({"posterior": {"z": labels, "alpha": out_alpha}}, dims={"z": ["z_dim_0"]})
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                terms = pmp.compute_conditional_checks(idata, model=model, random_seed=r, extend_inferencedata=False)
+            res = arviz_regen.conditional_check(terms)
+            p_z = float(res["z"].sel(check="all"))
+            p_h = float(res["hyperparameters"].sel(hyper_check="all"))
+            rej.append(np.r_[res["hyperparameters"].values[:-1], p_h, p_z, combine_checks([p_z, p_h])] < ALPHA)
+            ks.append(mean_clusters(labels))
+            alphas.append(out_alpha.mean())
+            if progress and (r + 1) % progress == 0 and r + 1 < runs:  # a long run can be cut short
+                q = np.array(rej)
+                print(f"  (so far) {name}: {r + 1} runs, z all {rate_str(q[:, -2])}, hyper all "
+                      f"{rate_str(q[:, -3])}, both {rate_str(q[:, -1])}", flush=True)  # fmt: skip
+        cols = [*res["hyperparameters"].hyper_check.values[:-1], "hyper all", "z all", "both"]
+        r = np.array(rej)
+        print(f"{n} items, hierarchical (alpha ~ Gamma{HIER_PRIOR}), {name}, {n_chains} x {n_draws:,}: {runs} runs, "
+              f"mean clusters {np.mean(ks):.2f}, mean alpha {np.mean(alphas):.3f}, {time.process_time() - t0:.0f} s CPU"
+              + "".join(f"\n    {c:24s} {rate_str(r[:, q])}" for q, c in enumerate(cols)), flush=True)  # fmt: skip
 
 
 def cost_ratios(sizes=(200, 2000), n_draws=400, repeats=3):
@@ -411,15 +536,33 @@ def main(argv=None):
                     help="runs per case at each size, e.g. 50:100,200:500,2000:40")  # fmt: skip
     ap.add_argument("--cases", default=None, help="names of the cases (separated by semicolons; default all)")
     ap.add_argument("--seed", type=int, default=0, help="offset of the sizes section's seeds (independent runs)")
+    ap.add_argument("--level-seed", type=int, default=1, help="seed of the level section (fresh runs: another)")
+    ap.add_argument(
+        "--tau-factors",
+        default=None,
+        help="batch lengths in autocorrelation times compared on the same terms, e.g. 6,8,12",
+    )
+    ap.add_argument("--items", default=None, help="items settings compared: half, all or half,all (default)")
+    ap.add_argument("--thin", action="store_true", help="sizes: also all items on every second draw")
     ap.add_argument("--batch", type=int, default=None, help="runs per compiled call; print the rows so far after each")
     args = ap.parse_args(argv)
+    global TAUS
+    if args.tau_factors:
+        TAUS = tuple(float(t) for t in args.tau_factors.split(","))
+    items = ITEMS if args.items is None else tuple({"half": 0.5, "all": None}[i] for i in args.items.split(","))
     sections = args.sections.split(",")
     print(HEADER + " | largest Δ co-clustering | CPU")
     if "cost" in sections:
         cost_ratios()
         cost_design()
     if "level" in sections:
-        exact_designs(args.runs or (40 if args.quick else 500), which=args.level_designs.split(","))
+        exact_designs(args.runs or (40 if args.quick else 500), seed=args.level_seed,
+                      which=args.level_designs.split(","), items=items, progress=args.batch or 0)  # fmt: skip
+    if "hier" in sections:
+        cases = None if args.cases is None else [c for c in HIER_CASES if c[0] in args.cases.split(";")]
+        for n in (int(n) for n in args.sizes.split(",")):
+            hier_designs(n, args.runs or (10 if args.quick else 200), cases, seed=23 + 104729 * args.seed,
+                         progress=args.batch or 0)  # fmt: skip
     if "sizes" in sections:
         runs = {50: 20, 200: 10, 2000: 4} if args.quick else {50: 100, 200: 100, 2000: 20}
         if args.size_runs:
@@ -427,7 +570,7 @@ def main(argv=None):
         cases = CASES if args.cases is None else [c for c in CASES if c[0] in args.cases.split(";")]
         for n in (int(n) for n in args.sizes.split(",")):
             size_designs(n, runs[n], cases, seed=11 + 104729 * args.seed, batch=args.batch,
-                         progress=args.batch is not None)  # fmt: skip
+                         progress=args.batch is not None, items=items, thin=args.thin)  # fmt: skip
 
 
 if __name__ == "__main__":

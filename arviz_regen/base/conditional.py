@@ -9,7 +9,7 @@ the draws. Given ``T`` of shape ``(M chains, N draws, p checks)``:
 * the grand mean ``m`` over all draws estimates ``E T``;
 * its covariance is ``Sigma / (M N)`` with ``Sigma`` the long-run covariance, estimated by
   replicated multivariate batch means (batches of ``b`` draws of every chain, ``b`` the larger
-  of ``floor(sqrt(N))`` and six integrated autocorrelation times of the slowest check,
+  of ``floor(sqrt(N))`` and twelve integrated autocorrelation times of the slowest check,
   compared with the grand mean; chains whose means differ inflate it); batches of several
   autocorrelation times take the place of the lugsail correction (Vats & Flegal 2022), whose
   extra noise the F reference below does not account for;
@@ -30,8 +30,11 @@ __all__ = ["ConditionalTest", "batch_means_cov", "conditional_test"]
 #: batch means, the default of the test: the lugsail estimate's extra noise made the Hotelling
 #: combination liberal, 11-19 % at α = 0.05 on correct chains, 4 or 1 x 1,000 draws)
 LUGSAIL_R = 1
-#: batches at least this many integrated autocorrelation times long (:func:`batch_length`)
-TAU_FACTOR = 6.0
+#: batches at least this many integrated autocorrelation times long (:func:`batch_length`): batch
+#: means underestimate the long-run variance by about ``1 / (2 TAU_FACTOR)`` for geometrically
+#: decaying autocorrelations; six left slowly mixing correct chains rejecting about 8 % at
+#: α = 0.05, twelve 4-5 % (``docs/maths/conditional_check.md``)
+TAU_FACTOR = 12.0
 
 
 class ConditionalTest(NamedTuple):
@@ -80,13 +83,17 @@ def _batch_cov(x, b, grand):
     return b * (Y.T @ Y) / (A - 1), A
 
 
-def batch_length(x, tau_factor=TAU_FACTOR):
+def batch_length(x, tau_factor=None):
     """Return the batch length for ``x (M, N, p)``.
 
-    ``max(floor(sqrt(N)), ceil(tau_factor * tau))`` (at most ``N // 2``), ``tau`` the largest integrated autocorrelation
-    time of a chain's check.
+    ``max(floor(sqrt(N)), ceil(tau_factor * tau))`` (at most ``N // 2``), ``tau`` the largest
+    integrated autocorrelation time of a chain's check (``tau_factor`` default :data:`TAU_FACTOR`,
+    read at each call).
     """
     from .autocorrelation import integrated_time
+
+    if tau_factor is None:
+        tau_factor = TAU_FACTOR
 
     _M, N, _p = x.shape
     b = max(int(np.sqrt(N)), 1)

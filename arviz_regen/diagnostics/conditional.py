@@ -96,7 +96,7 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
 
     Notes
     -----
-    The p-values use multivariate batch means over all chains with batches at least six
+    The p-values use multivariate batch means over all chains with batches at least twelve
     autocorrelation times long: with too few draws for two batches they are NaN.
 
 

@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 
 import arviz_regen
-from arviz_regen.base.conditional import batch_means_cov, conditional_test
+from arviz_regen.base.conditional import TAU_FACTOR, batch_length, batch_means_cov, conditional_test
 from arviz_regen.xr.containers import from_dict
 
 CHECKS = ["a", "b", "c"]
@@ -59,8 +59,12 @@ def test_degenerate_terms():
     assert conditional_test(np.zeros((2, 50, 2))).p_value_all == 1.0
     few = conditional_test(rng.normal(size=(1, 2, 3)))  # one batch: nothing to compare
     assert np.isnan(few.p_value_all)
-    cov, n_batches = batch_means_cov(rng.normal(size=(3, 100, 2)))
+    x = rng.normal(size=(3, 100, 2))
+    cov, n_batches = batch_means_cov(x, b=10)
     assert cov.shape == (2, 2) and n_batches == 30
+    # by default batches of at least TAU_FACTOR autocorrelation times (about one for white noise)
+    b = batch_length(x)
+    assert TAU_FACTOR <= b <= 50 and batch_means_cov(x)[1] == 3 * (100 // b)
 
 
 def _idata(rng, shift=0.0):

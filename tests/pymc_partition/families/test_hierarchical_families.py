@@ -12,10 +12,10 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 import pytest
+from random_models import point_function, value_of
 from test_priors import all_partitions
 
 import pymc_partition as pmp
-from pymc_partition._pytensor_modes import python_function
 from pymc_partition.model_spec import RandomHyperparameterError, partition_spec
 
 RNG = np.random.default_rng(0)
@@ -84,23 +84,15 @@ def _point(model, values):
         vv = model.rvs_to_values[rv]
         tr = model.rvs_to_transforms.get(rv)
         x = pt.as_tensor(np.asarray(value, dtype=float))
-        point[vv.name] = python_function([], [tr.forward(x, *rv.owner.inputs) if tr is not None else x])()[0]
+        point[vv.name] = value_of(tr.forward(x, *rv.owner.inputs) if tr is not None else x)
     return point
-
-
-def _point_function(model, output):
-    """A graph of the model's value variables as a function of a point, run by the Python linker:
-    the values of the model's own graph without compiling it (with the C backend the gradient
-    graphs of the six families cost 2-3 minutes of compiler CPU in a fresh environment)."""
-    fn = python_function(model.value_vars, [output])
-    return lambda point: fn(*[point[v.name] for v in model.value_vars])[0]
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_logp_equals_the_fixed_family_and_gradient_is_right(case):
     kind, factory, hypers, base = CASES[case]
     model = _model(case)
-    logp = _point_function(model, model.logp(vars=[model["y"]], jacobian=False))
+    logp = point_function(model, model.logp(vars=[model["y"]], jacobian=False))
     states = all_partitions(N)[::3]
     names = list(hypers)
     for j in range(2):
@@ -122,10 +114,10 @@ def test_logp_equals_the_fixed_family_and_gradient_is_right(case):
                 ref, rel=1e-10
             )
     # gradient of the likelihood term in the value variables, against central differences
-    dlogp = _point_function(model, model.dlogp(vars=[model[k] for k in names], jacobian=False))
+    dlogp = point_function(model, model.dlogp(vars=[model[k] for k in names], jacobian=False))
     point = _point(model, {k: hypers[k][1][0] for k in names})
     point["z"] = np.array([0, 0, 1, 1, 2])
-    full = _point_function(model, model.logp(vars=[model["y"], *[model[k] for k in names]], jacobian=False))
+    full = point_function(model, model.logp(vars=[model["y"], *[model[k] for k in names]], jacobian=False))
     grad = dlogp(point)
     offset = 0
     for k in names:

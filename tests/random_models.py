@@ -64,3 +64,21 @@ def random_model(family, prior, n, seed):
             raise ValueError(family)
         pmp.MarginalLikelihood("y", partition=z, family=fam, observed=y)
     return model
+
+
+def point_function(model, output):
+    """A graph of ``model``'s value variables as a function of a point (a dict, as
+    ``model.compile_logp`` takes), run by pytensor's Python linker: the model's own graph
+    evaluated without compiling it. With the C backend, the gradient graphs of the families and
+    priors cost minutes of compiler CPU in a fresh environment."""
+    from pymc_partition._pytensor_modes import python_function
+
+    fn = python_function(model.value_vars, [output])
+    return lambda point: fn(*[point[v.name] for v in model.value_vars])[0]
+
+
+def value_of(expr):
+    """The value of a graph without inputs (``expr.eval()`` without compiling it)."""
+    from pymc_partition._pytensor_modes import python_function
+
+    return python_function([], [expr])()[0]

@@ -9,6 +9,8 @@ differently. The tolerance is five Monte Carlo standard errors, estimated from t
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -104,11 +106,18 @@ def _draws(family, mode, n_draws, seed):
     return pm.draw(_data_graph(family), draws=n_draws, random_seed=seed, mode=mode).reshape(n_draws, -1)
 
 
+@functools.cache
+def _family_draws(name, mode):
+    """20,000 draws of one family in one mode, shared by the moment and the two-sample tests
+    (each mode its own seed: the two samples are independent)."""
+    return _draws(FAMILIES[name]()[0], mode, 20_000, seed=len(name) + 100 * MODES.index(mode))
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", list(FAMILIES))
 def test_draws_have_the_closed_form_moments(name, mode):
-    family, mean, cov = FAMILIES[name]()
-    y = _draws(family, mode, 20_000, seed=len(name))
+    _, mean, cov = FAMILIES[name]()
+    y = _family_draws(name, mode)
     n = y.shape[0]
     assert np.all(np.abs(y.mean(axis=0) - mean) < 5 * np.sqrt(np.diag(cov) / n))
     centred = y - mean
@@ -120,9 +129,9 @@ def test_draws_have_the_closed_form_moments(name, mode):
 @pytest.mark.parametrize("name", list(FAMILIES))
 def test_numba_draws_match_the_reference_draws(name):
     """Two-sample Kolmogorov-Smirnov test of every (row, variable) between the numba kernel and
-    the numpy reference (conservative for the discrete families), Bonferroni over the columns."""
-    family = FAMILIES[name]()[0]
-    fast, reference = _draws(family, "NUMBA", 5_000, 1), _draws(family, "FAST_COMPILE", 5_000, 2)
+    the numpy reference (conservative for the discrete families), Bonferroni over the columns,
+    on the moment tests' draws."""
+    fast, reference = _family_draws(name, "NUMBA"), _family_draws(name, "FAST_COMPILE")
     p_values = [sps.ks_2samp(fast[:, j], reference[:, j], method="asymp").pvalue for j in range(fast.shape[1])]
     assert min(p_values) * len(p_values) > 1e-3
 

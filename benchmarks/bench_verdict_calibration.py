@@ -265,7 +265,8 @@ def main(argv=None):
                 extra = ", with the conditional check" if checker is not None else ""
             keys = [k for k in rows[0] if k != "status"]
             print(
-                f"\n{name}, {C} chain(s) x {n_draw} draws, {args.runs} runs ({time.process_time() - t0:.0f} s CPU{extra}): % rejected at α = {ALPHA} ± 1 SE"
+                f"\n{name}, {C} chain(s) x {n_draw} draws, {args.runs} runs "
+                f"({time.process_time() - t0:.0f} s CPU{extra}): % rejected at α = {ALPHA} ± 1 SE"
             )
             res = {}
             for k in keys:

@@ -315,9 +315,10 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
             )
         coords = {d: da.coords[d].values for d in ("chain", "draw") if d in da.coords}
         coords["check"] = list(CHECK_NAMES)
+        seed_attr = {"seed": int(seed)} if isinstance(seed, (int, np.integer)) else {}
         results[rv.name] = xr.DataArray(
             out.reshape(n_chain, n_draw, len(CHECK_NAMES)), dims=("chain", "draw", "check"), coords=coords,
-            attrs={"items_per_draw": int(R), "n_items": n, **({"seed": int(seed)} if isinstance(seed, (int, np.integer)) else {}), "thin": int(thin)},
+            attrs={"items_per_draw": int(R), "n_items": n, **seed_attr, "thin": int(thin)},
         )  # fmt: skip
     if hyperparameters:
         partitions = find_partition_vars(model)

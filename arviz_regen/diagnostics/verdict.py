@@ -71,7 +71,10 @@ EXIT_STATUS = {"PASS": 0, "FAIL": 1, "NOT REACHED": 3}
 
 #: what a failure of each check means for the user
 MEANING = {
-    "hotelling_rs": "the chains visit their most probable partitions in the wrong proportions (a wrong target, or chains that do not agree)",
+    "hotelling_rs": (
+        "the chains visit their most probable partitions in the wrong proportions "
+        "(a wrong target, or chains that do not agree)"
+    ),
     "chain_agreement": "the chains disagree (trapped chains, or chains that have not mixed yet)",
     "conditional_check": "the draws are not from this model's posterior (a wrong target)",
 }
@@ -180,7 +183,8 @@ def agreement_check(agree, n_chain):
     p = float(agree["p_value_all"].values)
     if not np.isfinite(p):
         return Check(name, p, meaning, "undecided", "no trace and no pair of items varies")
-    note = f"traces {float(agree['p_value_traces'].values):.3g}, co-clustering {float(agree['p_value_coclustering'].values):.3g}"
+    p_traces, p_pairs = float(agree["p_value_traces"].values), float(agree["p_value_coclustering"].values)
+    note = f"traces {p_traces:.3g}, co-clustering {p_pairs:.3g}"
     if int(agree["n_pairs_disagreeing"].values):
         note += f", {int(agree['n_pairs_disagreeing'].values)} pairs of items disagree"
     return Check(name, p, meaning, "decided", note)

@@ -248,16 +248,23 @@ class PartitionKernel:
                 "hyperparameters fixed: it cannot take new ones."
             )
         old = self.predictive_form
-        form = numbers.family.predictive_form(numbers.item_stats)
-        if form is None or form.params.shape != old.params.shape or form.aux.shape != old.aux.shape:
+        same_stats = np.array_equal(numbers.item_stats, self.item_stats)
+        if same_stats and getattr(old, "reparam", None) is not None:  # (pickled before it existed)
+            params, aux = old.reparam(numbers.family), None  # only what the hyperparameters change
+        else:
+            form = numbers.family.predictive_form(numbers.item_stats)
+            params, aux = (None, None) if form is None else (form.params, form.aux)
+        if params is None or params.shape != old.params.shape or (aux is not None and aux.shape != old.aux.shape):
             raise RuntimeError("The predictive form changed shape with the hyperparameters.")
         self._current = None
         self._log_g[:] = numbers.log_g
         self._log_h[:] = numbers.log_h
-        self.item_stats[:] = numbers.item_stats
+        if not same_stats:
+            self.item_stats[:] = numbers.item_stats
         self._item_lm[:] = numbers.item_lm
-        old.params[:] = form.params
-        old.aux[:] = form.aux
+        old.params[:] = params
+        if aux is not None:
+            old.aux[:] = aux
         self.family = numbers.family
 
     # ------------------------------------------------------------------ tests, pickling

@@ -61,9 +61,13 @@ class PredictiveForm:
     pred, remove, add, init : numba dispatchers
         Compiled with the signatures of :mod:`pymc_partition.predictive._types`
         (``PRED_SIG``, ``REMOVE_SIG``, ``ADD_SIG``, ``INIT_SIG``).
+    reparam : callable, optional
+        ``reparam(family) -> params``: the ``params`` of the family at other hyperparameters on
+        the same item statistics (same shape; ``aux`` unchanged). Lets a sampler take new
+        hyperparameters without rebuilding what depends on the data alone.
     """
 
-    def __init__(self, name, params, aux, cache_width, pred, remove, add, init):
+    def __init__(self, name, params, aux, cache_width, pred, remove, add, init, reparam=None):
         self.name = str(name)
         self.params = np.ascontiguousarray(params, dtype=np.float64)
         self.aux = np.ascontiguousarray(aux, dtype=np.float64)
@@ -71,6 +75,7 @@ class PredictiveForm:
             raise ValueError("`aux` must be a 2-d array (one row per item).")
         self.cache_width = max(int(cache_width), 1)
         self.pred, self.remove, self.add, self.init = pred, remove, add, init
+        self.reparam = reparam
         self._addresses = None
 
     @property

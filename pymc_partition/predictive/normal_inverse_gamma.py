@@ -13,8 +13,8 @@ scatter ``W`` moves ``beta`` to ``beta' = beta + W/2 + kappa r / (2 kappa') (yba
 where ``alpha' = alpha + r/2`` and ``T[n] = sum_v [-r/2 log(2 pi) + (log kappa - log kappa')/2 +
 lgamma(alpha') - lgamma(alpha)]`` depends on ``n`` only and is tabulated for the most common item
 row count ``r`` (log rising factorials, :mod:`pymc_partition._special`: exact for any
-``alpha0``). A candidate costs one ``log1p`` per variable; items with another row count take the
-direct formula.
+``alpha0``), each entry when a cluster of that size first needs it. A candidate costs one
+``log1p`` per variable; items with another row count take the direct formula.
 
 Cache of a cluster: ``[T[n] - sum_v (r/2) log beta_v, (m_v, kappa r/(2 kappa' beta_v),
 1/(2 beta_v), alpha'_v) for each v]``. Per-item terms: ``[r, (ybar_v, W_v) for each v]``. The log
@@ -78,6 +78,9 @@ def _init(ctx, c):
     r = params[1]
     n = int(stats[c, 0] + 0.5)
     K = params[_HEAD + 4 * V + n]
+    if K != K:  # not filled yet at these hyperparameters
+        _fill_tables(params, n)
+        K = params[_HEAD + 4 * V + n]
     lm = params[_HEAD + 4 * V + int(params[2]) + n]
     for v in range(V):
         kap, alpha, m, excess = _cluster(params, stats, c, v)
@@ -147,78 +150,61 @@ def _remove(ctx, c, i):
     return add_then_pred(_add, _pred_one, ctx, c, i)
 
 
-@numba.njit(**_NJIT)
-def _kappa_tables(r, n_max, k0):
-    """Return the count-only terms in ``kappa0`` for ``n = 0..n_max``, summed over the variables.
+@numba.njit(nogil=True, cache=True)
+def _fill_tables(params, n):
+    """Write ``T[n]`` and ``L[n]``, the count-only terms summed over the variables, into ``params``.
 
-    ``-r/2 log(2 pi) - log1p(r / (kappa0 + n)) / 2`` (predictive of one more item of ``r`` rows) and ``-n/2 log(2 pi) -
-    log1p(n / kappa0) / 2`` (log marginal).
+    The terms in ``kappa0`` (``-r/2 log(2 pi) - log1p(r / (kappa0 + n)) / 2`` and ``-n/2 log(2 pi) - log1p(n / kappa0)
+    / 2``) plus those in ``alpha0`` (the log rising factorials ``log (alpha0 + n/2)_{r/2}`` and ``log (alpha0)_{n/2}``).
+    Filled when a cluster of ``n`` rows first needs them: at new hyperparameters a chain visits a few sizes, not all
+    ``n_max + 1``.
     """
-    T = np.zeros(n_max + 1)
-    L = np.zeros(n_max + 1)
-    for j in range(n_max + 1):
-        n = float(j)
-        for v in range(k0.shape[0]):
-            T[j] += -0.5 * r * _LOG_2PI - 0.5 * math.log1p(r / (k0[v] + n))
-            L[j] += -0.5 * n * _LOG_2PI - 0.5 * math.log1p(n / k0[v])
-    return T, L
+    V = int(params[0])
+    r = params[1]
+    x = float(n)
+    tk = 0.0
+    lk = 0.0
+    for v in range(V):
+        k0 = params[_HEAD + V + v]
+        tk += -0.5 * r * _LOG_2PI - 0.5 * math.log1p(r / (k0 + x))
+        lk += -0.5 * x * _LOG_2PI - 0.5 * math.log1p(x / k0)
+    tr = 0.0
+    lr = 0.0
+    for v in range(V):
+        a0 = params[_HEAD + 2 * V + v]
+        tr += _lr(a0 + 0.5 * x, 0.5 * r)
+        lr += _lr(a0, 0.5 * x)
+    params[_HEAD + 4 * V + n] = tk + tr
+    params[_HEAD + 4 * V + int(params[2]) + n] = lk + lr
 
 
-@numba.njit(**_NJIT)
-def _rising_tables(r, n_max, a0):
-    """Return the count-only terms in ``alpha0``, summed over the variables.
+def _params(family, n_vars, r, n_rows):
+    """Return the form's ``params`` at ``family``'s hyperparameters, its tables not filled yet (NaN).
 
-    ``log (alpha0 + n/2)_{r/2}`` and ``log (alpha0)_{n/2}`` (log rising factorials).
+    ``n_vars``, ``r`` (the tabulated item row count) and ``n_rows`` (the total row count) come from the item statistics:
+    at new hyperparameters on the same statistics only this vector changes.
     """
-    T = np.zeros(n_max + 1)
-    L = np.zeros(n_max + 1)
-    for j in range(n_max + 1):
-        n = float(j)
-        for v in range(a0.shape[0]):
-            T[j] += _lr(a0[v] + 0.5 * n, 0.5 * r)
-            L[j] += _lr(a0[v], 0.5 * n)
-    return T, L
-
-
-@functools.lru_cache(maxsize=8)
-def _rising_tables_of(r, n_max, a0):
-    """:func:`_rising_tables` for ``a0`` given as a tuple, kept for the last few values.
-
-    With a random ``kappa0`` or ``mu0`` and a fixed ``alpha0`` they are the same at every refresh.
-    """
-    T, L = _rising_tables(r, n_max, np.array(a0, dtype=np.float64))
-    T.flags.writeable = L.flags.writeable = False
-    return T, L
-
-
-def _count_tables(r, n_max, k0, a0):
-    """Return the count-only terms for ``n = 0..n_max`` summed over the variables.
-
-    ``T[n]``, the predictive's for one more item of ``r`` rows, and ``L[n]``, the log marginal's (the log marginal is
-    ``L[n] - sum_v [alpha0_v log(beta_v / beta0_v) + n/2 log beta_v]``). Compiled loops: at every change of a random
-    ``kappa0`` or ``alpha0`` numpy took longer than a Gibbs sweep; the ``alpha0`` part, the costlier, is kept per value.
-    """
-    TK, LK = _kappa_tables(r, n_max, k0)
-    TR, LR = _rising_tables_of(float(r), int(n_max), tuple(float(x) for x in a0))
-    return TK + TR, LK + LR
+    params = np.full(_HEAD + 4 * n_vars + 2 * (n_rows + 1), np.nan)
+    params[:_HEAD] = n_vars, r, n_rows + 1
+    for j, key in enumerate(("mu0", "kappa0", "alpha0", "beta0")):  # scalars or one per variable
+        params[_HEAD + j * n_vars : _HEAD + (j + 1) * n_vars] = getattr(family, key)
+    params[_HEAD : _HEAD + n_vars] -= family.centre  # the statistics are sums about the family's centre
+    return params
 
 
 def normal_inverse_gamma_form(family, item_stats):
     """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.NormalInverseGamma` family."""
     X = np.asarray(item_stats, dtype=np.float64)
     V = (X.shape[1] - 1) // 2
-    mu0, k0, a0, b0 = (
-        np.broadcast_to(np.asarray(getattr(family, k), dtype=float), (V,)) for k in ("mu0", "kappa0", "alpha0", "beta0")
-    )
-    mu0 = mu0 - family.centre  # the statistics are sums about the family's centre
     rows = X[:, 0]
     values, counts = np.unique(rows, return_counts=True)
     r = float(values[np.argmax(counts)])
-    T, L = _count_tables(r, int(round(rows.sum())), np.ascontiguousarray(k0), np.ascontiguousarray(a0))
-    params = np.concatenate([[V, r, T.shape[0]], mu0, k0, a0, b0, T, L])
+    reparam = functools.partial(_params, n_vars=V, r=r, n_rows=int(round(rows.sum())))
     s1, s2 = X[:, 1 : 1 + V], X[:, 1 + V : 1 + 2 * V]
     aux = np.empty((X.shape[0], 1 + 2 * V))
     aux[:, 0] = rows
     aux[:, 1::2] = s1 / rows[:, None]  # item mean
     aux[:, 2::2] = np.maximum(s2 - s1**2 / rows[:, None], 0.0)  # scatter about the item mean
-    return PredictiveForm("NormalInverseGamma", params, aux, 1 + 4 * V, _pred, _remove, _add, _init)
+    return PredictiveForm(
+        "NormalInverseGamma", reparam(family), aux, 1 + 4 * V, _pred, _remove, _add, _init, reparam=reparam
+    )

@@ -15,6 +15,7 @@ evaluates ``lm(S + x_i)`` from the sums without building them.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -98,10 +99,14 @@ def _init(ctx, c):
     return cache[c, 0]
 
 
+def _params(family, n_vars):
+    """Return the form's ``params`` at ``family``'s hyperparameters, for ``n_vars`` variables."""
+    p = float(family.p)
+    return np.array([float(family.sigma2_theta), math.log(p) - math.log1p(-p), n_vars * math.log1p(-p)])
+
+
 def spike_slab_form(family, item_stats):
     """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.SpikeSlabNormal` family."""
     X = np.asarray(item_stats, dtype=np.float64)
-    V = X.shape[1] - 2
-    p = float(family.p)
-    params = np.array([float(family.sigma2_theta), math.log(p) - math.log1p(-p), V * math.log1p(-p)])
-    return PredictiveForm("SpikeSlabNormal", params, X, 1, _pred, _remove, _add, _init)
+    reparam = functools.partial(_params, n_vars=X.shape[1] - 2)
+    return PredictiveForm("SpikeSlabNormal", reparam(family), X, 1, _pred, _remove, _add, _init, reparam=reparam)

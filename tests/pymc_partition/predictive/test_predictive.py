@@ -263,3 +263,36 @@ def test_vectorisable_exponential_within_one_ulp():
     assert np.max(np.abs(got - want) / np.spacing(want)) <= 1.0
     clamped = many(np.array([-800.0, -1e308]))  # the floor e^-708, what the callers need
     assert np.all(np.abs(clamped - np.exp(-708.0)) <= np.spacing(np.exp(-708.0)))
+
+
+@pytest.mark.parametrize("kind", ["nig", "nig_rep", "spike"])
+def test_reparam_at_new_hyperparameters_equals_a_new_form(kind):
+    """A form moved to new hyperparameters by ``reparam`` (data terms kept) is the new family's form, bit for bit.
+
+    Its count tables are filled as clusters need them: after the same calls they hold what a form built afresh holds.
+    """
+    rng = np.random.default_rng(7)
+    fam, y, idx = random_case(kind, rng)
+    X = fam.item_stats(y, idx)
+    new = {"p": rng.uniform(0.01, 0.9), "sigma2_theta": rng.uniform(0.5, 10)}
+    if kind.startswith("nig"):
+        V = np.shape(fam.kappa0)[0]
+        new = {"kappa0": rng.uniform(0.1, 3, V), "alpha0": rng.uniform(0.5, 4, V), "beta0": rng.uniform(0.2, 3, V)}
+    fam_b = fam.with_values(**new)
+    np.testing.assert_array_equal(fam_b.item_stats(y, idx), X)  # the data terms do stay
+    moved, fresh = fam.predictive_form(X), fam_b.predictive_form(X)
+    moved.params[:] = moved.reparam(fam_b)
+    harnesses = [Harness(fam_b, X, moved), Harness(fam_b, X, fresh)]
+    n = X.shape[0]
+    for _ in range(10):
+        perm = rng.permutation(n)
+        size = int(rng.integers(1, n - 1))
+        members, i = list(perm[:size]), perm[size]
+        want = harnesses[0].want(members, i)
+        got = []
+        for h in harnesses:
+            h.set(0, members)
+            got.append(h.pred(0, i))
+        assert got[0] == got[1] and abs(got[0] - want) <= TOL
+    np.testing.assert_array_equal(moved.params, fresh.params)  # NaN where neither filled a table entry
+    np.testing.assert_array_equal(moved.aux, fresh.aux)

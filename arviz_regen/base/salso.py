@@ -523,7 +523,7 @@ def _route_kernel(name, op):
     """
     func = types.FunctionType(_run.__code__.replace(co_name=name, co_qualname=name), {**globals(), "_op": op}, name)
     func.__doc__ = _run.__doc__
-    return lazy_njit(cache=True)(func)
+    return lazy_njit(cache=True, no_cfunc_wrapper=True)(func)
 
 
 _run_psm = _route_kernel("_run_psm", _psm_op)

@@ -23,7 +23,8 @@ __all__ = ["group_and_match", "load_labels", "WORK_ROWS"]
 WORK_ROWS = 11
 
 
-@lazy_njit(cache=True)
+# called from compiled code only: no Python or C entry points to compile
+@lazy_njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def load_labels(labels, perm, out):
     """out[i] = labels[perm[i]] for the n positions; returns the number of clusters."""
     n_l = np.int64(0)
@@ -34,7 +35,7 @@ def load_labels(labels, perm, out):
     return n_l
 
 
-@lazy_njit(cache=True)
+@lazy_njit(cache=True, no_cfunc_wrapper=True)
 def group_and_match(n_u, n_v, regroup_u, work):
     """Group the positions of both partitions by cluster, match clusters, flag moved positions.
 

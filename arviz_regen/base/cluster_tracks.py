@@ -54,7 +54,7 @@ _Records = namedtuple("_Records", "ep_track ep_w seg_item seg_track seg_e1 seg_e
 _Scratch = namedtuple("_Scratch", "cl_track cl_new tr_epoch stamp item_seg work")
 
 
-@lazy_njit(cache=True)
+@lazy_njit(cache=True, no_cfunc_wrapper=True)
 def _scan(draws, fill, records, scratch):
     """One pass over the draws: count (``fill`` False) or record the epochs and segments.
 

@@ -53,11 +53,15 @@ INITS = ("sequential", "random", "draw", "given")
 #: clusters) before asking for a smaller ``max_clusters``
 MAX_CMS_BYTES = 1 << 30
 
+#: options of the kernels called only from compiled code: no Python or C entry points to build
+#: (part of what a first call compiles)
+_INNER = {"cache": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
 # what the route functions are asked to do (argument ``what``)
 _SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
 
 
-@lazy_njit(cache=True)
+@lazy_njit(**_INNER)
 def _psm_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
     """Compute the "psm" route: scores and losses from the co-clustering matrix ρ.
 
@@ -112,7 +116,7 @@ def _psm_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
     return 0.0
 
 
-@lazy_njit(cache=True)
+@lazy_njit(**_INNER)
 def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
     """Compute the "draws" route on tracks (:mod:`arviz_regen.base.cluster_tracks`).
 
@@ -234,7 +238,7 @@ _PSM, _TRACKS = 0, 1
 _op = None
 
 
-@lazy_njit(cache=True)
+@lazy_njit(**_INNER)
 def _randint(state, hi):
     """Return a uniform integer in 0 … hi − 1 from the splitmix64 stream ``state`` (one uint64, advanced).
 
@@ -249,7 +253,7 @@ def _randint(state, hi):
     return np.int64(z % np.uint64(hi))
 
 
-@lazy_njit(cache=True)
+@lazy_njit(**_INNER)
 def _shuffle(x, m, rng):
     """Shuffle x[:m] in place (Fisher-Yates) with the random stream ``rng`` (:func:`_randint`)."""
     i = m - 1
@@ -261,7 +265,7 @@ def _shuffle(x, m, rng):
         i -= 1
 
 
-@lazy_njit(cache=True)
+@lazy_njit(**_INNER)
 def _take_label(lab, size, c, last):
     """Cluster c is empty: cluster ``last`` takes its label (labels stay 0 … last − 1)."""
     if c != last:
@@ -519,7 +523,7 @@ def _route_kernel(name, op):
     """
     func = types.FunctionType(_run.__code__.replace(co_name=name, co_qualname=name), {**globals(), "_op": op}, name)
     func.__doc__ = _run.__doc__
-    return lazy_njit(cache=True)(func)
+    return lazy_njit(cache=True, no_cfunc_wrapper=True)(func)
 
 
 _run_psm = _route_kernel("_run_psm", _psm_op)

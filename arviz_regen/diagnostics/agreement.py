@@ -245,7 +245,7 @@ def chain_agreement(
             None,
             None,
             pdraws,
-            {**base, "reason": reason, "n_permutations_used": 0},
+            {**base, "reason": reason, "draws_needed": need, "n_permutations_used": 0},
         )
     offset = n - b * L
     Ys = X[:, :, offset:].reshape(len(names), C, b, L).mean(axis=-1).reshape(len(names), C * b)

@@ -23,7 +23,6 @@ R-hat falls only once they cross; the estimate is capped at 100 times the draws 
 from __future__ import annotations
 
 import math
-import re
 import time
 import warnings
 
@@ -37,7 +36,6 @@ __all__ = ["draws_needed", "StopWhenReached", "when_reached"]
 
 #: largest factor over the draws drawn that :func:`draws_needed` reports
 _CAP = 100
-_ABOUT = re.compile(r"about ([\d,]+) draws per chain")
 
 
 def draws_needed(table, n_draw, n_chain, *, checks=None, rhat_max=RHAT_MAX, min_ess_per_chain=MIN_ESS_PER_CHAIN):
@@ -87,13 +85,8 @@ def draws_needed(table, n_draw, n_chain, *, checks=None, rhat_max=RHAT_MAX, min_
                 if need > best:
                     best, why = need, f"R-hat of {name} is {r:.3f}"
     for check in checks or ():
-        if check.name == "chain_agreement" and check.status == "undecided":
-            found = _ABOUT.search(check.note)
-            if found and int(found.group(1).replace(",", "")) > best:
-                best, why = (
-                    int(found.group(1).replace(",", "")),
-                    "chain agreement needs 4 batches of 10 autocorrelation times",
-                )
+        if check.name == "chain_agreement" and check.status == "undecided" and check.draws_needed > best:
+            best, why = check.draws_needed, "chain agreement needs 4 batches of 10 autocorrelation times"
     if best > _CAP * n_draw:  # chains in different regions: the 1/n law does not hold
         best = _CAP * n_draw
         why += f" (capped at {_CAP} times the draws: the chains sit apart, and more draws help only once they cross)"

@@ -85,8 +85,9 @@ CONDITIONAL_HINT = "call `pmp.compute_conditional_checks(idata, model=model)` to
 class Check(NamedTuple):
     """One check for :func:`decide`.
 
-    ``name``, ``p_value``, ``meaning`` (what a failure means), ``status`` ("decided", "undecided" or "absent") and
-    ``note`` (its detail or why not run).
+    ``name``, ``p_value``, ``meaning`` (what a failure means), ``status`` ("decided", "undecided" or "absent"),
+    ``note`` (its detail or why not run) and ``draws_needed`` (draws per chain an undecided check says it needs,
+    0 when it says none).
     """
 
     name: str
@@ -94,6 +95,7 @@ class Check(NamedTuple):
     meaning: str
     status: str
     note: str
+    draws_needed: int = 0
 
 
 class Verdict(NamedTuple):
@@ -179,7 +181,8 @@ def agreement_check(agree, n_chain):
     if agree is None:
         return Check(name, float("nan"), meaning, "absent", "not run")
     if not int(agree.attrs.get("decided", 1)):
-        return Check(name, float("nan"), meaning, "undecided", agree.attrs.get("reason", "undecided"))
+        reason, need = agree.attrs.get("reason", "undecided"), int(agree.attrs.get("draws_needed", 0))
+        return Check(name, float("nan"), meaning, "undecided", reason, need)
     p = float(agree["p_value_all"].values)
     if not np.isfinite(p):
         return Check(name, p, meaning, "undecided", "no trace and no pair of items varies")

@@ -99,7 +99,9 @@ def test_draws_needed_from_ess_r_hat_and_the_agreement_check():
     assert draws_needed(ok, 1000, 4) == (1000, "the criteria hold")  # the constant row is left out
     from arviz_regen.diagnostics.verdict import Check
 
-    undecided = Check("chain_agreement", np.nan, "", "undecided", "... (about 12,345 draws per chain, 1000 drawn)")
+    undecided = Check(
+        "chain_agreement", np.nan, "", "undecided", "... (about 12345 draws per chain, 1000 drawn)", draws_needed=12345
+    )
     assert draws_needed(ok, 1000, 4, checks=[undecided])[0] == 12350
 
 

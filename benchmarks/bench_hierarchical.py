@@ -41,16 +41,18 @@ Per draw (one draw = one Gibbs sweep of ``GibbsPartition``, the step ``pm.sample
    is in all three. The goal's ratio is the compound draw over the fixed one. The bulk ESS per
    second of sampling of each hyperparameter is reported for both compound chains.
 
-The headline (issue 27, item 2), printed first and alone with ``--summary``: in a warm process
-(one ``pm.sample`` of each model before timing), the CPU seconds ``pm.sample`` spends outside
-sampling (building the steps, the InferenceData) for the recommended model of the docs
-(standardised 2-D data, ``NormalInverseGamma.from_data(..., scale=scale)``,
-``scale ~ LogNormal(0, 1)``, ``alpha ~ Gamma(2, 1)``; each repeat a new model on new data of the
-same shape) against the same model with ``scale = alpha = 1``; and the compound draw over the
-fixed one in ``pm.sample`` (per draw from ``sampling_time``) for (a) and (b). Goals: set-up
-<= 0.3 s, (a) <= 3x, (b) <= 1.5x. With ``--previous REV`` the same headline is measured for the
-package at git revision ``REV`` (exported with ``git archive``, run in a subprocess), interleaved
-with this tree's, so both are measured under the same load.
+The headline (issue 27, item 2), printed first and alone with ``--summary``, in CPU time
+(``time.process_time``: the machine is shared): in a warm process (one ``pm.sample`` of each
+model before timing), the CPU seconds ``pm.sample`` spends outside sampling (building the steps,
+the InferenceData) for the recommended model of the docs (standardised 2-D data,
+``NormalInverseGamma.from_data(..., scale=scale)``, ``scale ~ LogNormal(0, 1)``,
+``alpha ~ Gamma(2, 1)``; each repeat a new model on new data of the same shape) against the same
+model with ``scale = alpha = 1``; and the compound draw over the fixed one in ``pm.sample`` (CPU
+per draw from the first draw to the last, read by a callback; the same seed for both) for (a)
+and (b). Goals: set-up <= 0.3 s, (a) <= 3x, (b) <= 1.5x. With ``--previous REV`` the package at
+git revision ``REV`` (exported with ``git archive``) and this tree each run in a warm subprocess,
+and every measurement is taken in both, one after the other (the order alternating), with the
+same models and seeds: an A/B under the same load.
 
 1-4 are timed in interleaved rounds, each figure the fastest round (the machine may be shared);
 every ratio is against 1, measured in the same run. First-call costs are reported apart:
@@ -87,6 +89,7 @@ logging.getLogger("pymc").setLevel(logging.ERROR)  # after the import, which set
 import pymc_partition as pmp  # noqa: E402
 from pymc_partition.datasets import arabidopsis_path, load_arabidopsis  # noqa: E402
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 CENTERS = np.array([[-6.0, -6.0], [-6.0, 6.0], [6.0, -6.0], [6.0, 6.0]])
 
 
@@ -502,55 +505,145 @@ def setup_seconds(model, z):
         return time.process_time() - t0 - idata.posterior.attrs["sampling_time"]
 
 
-def headline(quick, data_path=None, n_items=2000):
-    """``{name: [values]}`` of the headline figures (repeats), measured in this process."""
-    repeats = 3 if quick else 7
-    tune, draws = (100, 300) if quick else (300, 1500)
-    out = {"setup_random": [], "setup_fixed": []}
-    for random in (True, False):  # warm: compile (or load) everything once
-        setup_seconds(*recommended_model(14, random, 0))
-    for r in range(repeats):
-        for random in (True, False):
-            key = "setup_random" if random else "setup_fixed"
-            out[key].append(setup_seconds(*recommended_model(14, random, r + 1)))
-    for name, case in (("draw_14", arabidopsis_case(data_path)), ("draw_2000", mixture_case(n_items))):
-        models = {random: case.build(random) for random in (True, False)}
-        for random in (True, False):
-            sample(*models[random], 20, 20, seed=1)  # warm
-        out[name], out[name + "_fixed"], out[name + "_random"] = [], [], []
-        for r in range(max(2, repeats - 2)):
-            per = {}
+def draw_seconds(model, z, tune, draws, seed):
+    """CPU seconds per draw of ``pm.sample`` (one chain, ``GibbsPartition`` given, the rest assigned
+    by PyMC), from the first draw to the last: read by a callback, so no set-up is counted."""
+    marks = []
+
+    def callback(trace, draw):
+        marks.append(time.process_time())
+
+    with model:
+        pm.sample(tune=tune, draws=draws, chains=1, cores=1, step=[pmp.GibbsPartition([z])],
+                  progressbar=False, random_seed=seed, compute_convergence_checks=False,
+                  callback=callback)  # fmt: skip
+    return (marks[-1] - marks[0]) / (len(marks) - 1)
+
+
+_CASES = {}
+
+
+def headline_task(task, quick, data_path=None, n_items=2000):
+    """One measurement of the headline in this process (warm: the first call of a kind warms it up).
+
+    ``task`` is ``["setup", random, repeat]`` (CPU seconds of :func:`setup_seconds` on a new model of
+    the recommended kind) or ``["draw", name, seed]`` (CPU seconds per draw of the fixed and the
+    compound chain of case ``name``, ``"draw_14"`` or ``"draw_2000"``, with the same seed).
+    """
+    if task[0] == "setup":
+        if "setup" not in _CASES:
             for random in (True, False):
-                _, idata, _, _ = sample(*models[random], tune if random else 0,
-                                        draws + (0 if random else tune), seed=r + 2)  # fmt: skip
-                per[random] = idata.posterior.attrs["sampling_time"] / (tune + draws)
-            out[name].append(per[True] / per[False])
-            out[name + "_fixed"].append(per[False])
-            out[name + "_random"].append(per[True])
+                setup_seconds(*recommended_model(14, random, 0))
+            _CASES["setup"] = True
+        return setup_seconds(*recommended_model(14, bool(task[1]), int(task[2]) + 1))
+    name, seed = task[1], int(task[2])
+    if name not in _CASES:
+        case = arabidopsis_case(data_path) if name == "draw_14" else mixture_case(n_items)
+        models = _CASES[name] = {random: case.build(random) for random in (True, False)}
+        for random in (True, False):
+            draw_seconds(*models[random], 20, 20, seed=1)  # warm
+    models = _CASES[name]
+    # 14 items draw in tens of microseconds: more draws, so that each figure spans a second or so
+    tune, draws = {("draw_14", True): (300, 3000), ("draw_14", False): (500, 20000),
+                   ("draw_2000", True): (100, 300), ("draw_2000", False): (300, 1500)}[name, bool(quick)]  # fmt: skip
+    # the fixed chain runs the compound chain's tuning draws as draws (it has nothing to tune)
+    return {
+        "fixed": draw_seconds(*models[False], 0, tune + draws, seed),
+        "random": draw_seconds(*models[True], tune, draws, seed),
+    }
+
+
+def headline_tasks(quick):
+    """The headline's measurements, in order: set-ups, then draws (same seeds for every tree)."""
+    repeats = 3 if quick else 7
+    tasks = [["setup", random, r] for r in range(repeats) for random in (True, False)]
+    for name in ("draw_14", "draw_2000"):
+        tasks += [["draw", name, r + 2] for r in range(max(2, repeats - 2))]
+    return tasks
+
+
+def collect(results):
+    """``{name: [values]}`` of the headline figures from :func:`headline_task`'s results in order."""
+    out = {"setup_random": [], "setup_fixed": []}
+    for task, value in results:
+        if task[0] == "setup":
+            out["setup_random" if task[1] else "setup_fixed"].append(value)
+        else:
+            name = task[1]
+            for key in (name, name + "_fixed", name + "_random"):
+                out.setdefault(key, [])
+            out[name].append(value["random"] / value["fixed"])
+            out[name + "_fixed"].append(value["fixed"])
+            out[name + "_random"].append(value["random"])
     return out
 
 
-def previous_headline(rev, quick, data_path, n_items):
-    """:func:`headline` for the package at git revision ``rev`` (a subprocess importing the old
-    packages first, then this file's functions)."""
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-    here = os.path.dirname(os.path.abspath(__file__))
+def headline(quick, data_path=None, n_items=2000):
+    """``{name: [values]}`` of the headline figures (repeats), measured in this process."""
+    return collect([(t, headline_task(t, quick, data_path, n_items)) for t in headline_tasks(quick)])
+
+
+def worker():
+    """Serve :func:`headline_task` over stdin/stdout, one JSON line per task (see :func:`interleaved`)."""
+    for line in sys.stdin:
+        task, quick, data_path, n_items = json.loads(line)
+        print(json.dumps(headline_task(task, quick, data_path, n_items)), flush=True)
+
+
+class Worker:
+    """A subprocess importing the packages of ``tree`` (a directory holding ``pymc_partition``) and
+    serving :func:`headline_task`."""
+
+    def __init__(self, tree):
+        code = f"""
+import sys, warnings, logging
+warnings.filterwarnings("ignore")
+sys.path.insert(0, {tree!r})
+import pymc, pymc_partition, arviz_regen  # this tree's packages, before the bench puts its own first
+logging.getLogger("pymc").setLevel(logging.ERROR)
+sys.path.insert(1, {HERE!r})
+from bench_hierarchical import worker
+worker()
+"""
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd=tree, env=env)  # fmt: skip
+
+    def __call__(self, *request):
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("The benchmark worker died (see its stderr above).")
+        return json.loads(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def interleaved(rev, quick, data_path, n_items):
+    """The headline for this tree and for the package at git revision ``rev``, measured A/B.
+
+    Each tree runs in its own warm subprocess (``rev`` exported with ``git archive``); every task of
+    :func:`headline_tasks` is measured in both, one after the other, the order alternating, so both
+    see the same load, the same models and the same seeds. Returns ``(now, previous)``.
+    """
+    root = os.path.abspath(os.path.join(HERE, ".."))
     with tempfile.TemporaryDirectory() as tmp:
         archive = subprocess.run(["git", "-C", root, "archive", rev, "pymc_partition", "arviz_regen"],
                                  check=True, capture_output=True).stdout  # fmt: skip
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        code = f"""
-import sys, json, warnings, logging
-warnings.filterwarnings("ignore")
-sys.path.insert(0, {tmp!r}); sys.path.insert(1, {here!r})
-import pymc, pymc_partition, arviz_regen  # the old packages, before this file puts today's first
-logging.getLogger("pymc").setLevel(logging.ERROR)
-from bench_hierarchical import headline
-print(json.dumps(headline({quick!r}, {data_path!r}, {n_items!r})))
-"""
-        res = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
-                             text=True, cwd=tmp)  # fmt: skip
-    return json.loads(res.stdout.strip().splitlines()[-1])
+        workers = {"now": Worker(root), "prev": Worker(tmp)}
+        results = {"now": [], "prev": []}
+        try:
+            for k, task in enumerate(headline_tasks(quick)):
+                for which in ("now", "prev") if k % 2 == 0 else ("prev", "now"):
+                    results[which].append((task, workers[which](task, quick, data_path, n_items)))
+        finally:
+            for w in workers.values():
+                w.close()
+    return collect(results["now"]), collect(results["prev"])
 
 
 def report_headline(now, prev, rev):
@@ -591,10 +684,10 @@ def main(argv=None):
     t0 = time.perf_counter()
     data_path = arabidopsis_path(args.data)
     data_path = str(data_path) if data_path is not None else None
-    prev = None
-    if args.previous:  # first, then this tree: interleaving whole runs keeps the load comparable
-        prev = previous_headline(args.previous, args.quick, data_path, args.items)
-    now = headline(args.quick, data_path, args.items)
+    if args.previous:
+        now, prev = interleaved(args.previous, args.quick, data_path, args.items)
+    else:
+        now, prev = headline(args.quick, data_path, args.items), None
     report_headline(now, prev, args.previous)
     if not args.summary:
         for case in (arabidopsis_case(args.data), mixture_case(args.items)):

@@ -338,7 +338,14 @@ class HyperparameterReader:
         params = list(inputs.hyperparameters)
         # the numbers, and each item's singleton log marginal, in one compiled call
         item_lm = self.op.family_at(params).log_marginal(inputs.item_stats)
-        graphs = model.replace_rvs_by_values(tables + [inputs.item_stats] + params + [item_lm])
+        # statistics that are numbers (no random scale, no pm.Data): read once, not copied per call
+        self._stats = None
+        if isinstance(inputs.item_stats, Constant):
+            self._stats = np.array(inputs.item_stats.data, dtype=float)
+            self._stats.flags.writeable = False  # handed to every read: the same array each time
+            self._stats_finite = bool(np.all(np.isfinite(self._stats)))
+        stats_out = [] if self._stats is not None else [inputs.item_stats]
+        graphs = model.replace_rvs_by_values(tables + stats_out + params + [item_lm])
         used = set(ancestors(graphs))
         self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
         self.names = [v.name for v in self.inputs]
@@ -425,14 +432,20 @@ class HyperparameterReader:
         if key == self._last:
             return None
         outs = _call_at_point(self._fn, self.names, values)
-        log_g, log_h, stats, *params, item_lm = (np.asarray(x, dtype=float) for x in outs)
+        stats = getattr(self, "_stats", None)  # (a reader pickled before it existed has none)
+        if stats is None:
+            log_g, log_h, stats, *params, item_lm = (np.asarray(x, dtype=float) for x in outs)
+            stats_finite = math.isfinite(stats.sum())
+        else:
+            log_g, log_h, *params, item_lm = (np.asarray(x, dtype=float) for x in outs)
+            stats_finite = self._stats_finite
         numbers = dict(zip(self.op.param_names, params))
         if self._validate:
             family = self.op.family.with_values(**numbers)
         else:
             family = self.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
         # the sums first (finite sums: finite entries, and no NaN in log_g); the entries only if not
-        if not (math.isfinite(stats.sum()) and math.isfinite(item_lm.sum()) and not math.isnan(log_g.sum())):
+        if not (stats_finite and math.isfinite(item_lm.sum()) and not math.isnan(log_g.sum())):
             if np.isnan(log_g).any() or not np.all(np.isfinite(stats)):
                 raise ValueError(
                     f"At {dict(zip(self.names, values))} the partition's prior tables or likelihood "

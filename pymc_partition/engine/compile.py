@@ -31,7 +31,14 @@ import pytensor.tensor as pt
 from .._pytensor_modes import compile_function, python_function
 from ..predictive._types import LM_SIG, addresses, quiet_compile
 
-__all__ = ["compile_log_marginal", "reference_log_marginal", "family_key", "compile_density", "CompiledDensity"]
+__all__ = [
+    "compile_log_marginal",
+    "reference_log_marginal",
+    "family_key",
+    "compile_density",
+    "CompiledDensity",
+    "structure_reference",
+]
 
 _CACHE: dict = {}
 _LOCK = threading.Lock()
@@ -65,6 +72,46 @@ def reference_log_marginal(family, n_stats):
                    lambda: ReferenceLogMarginal(family, n_stats))  # fmt: skip
 
 
+def structure_reference(family, n_stats):
+    """:func:`reference_log_marginal` with the family's hyperparameters as inputs of the graph.
+
+    One graph per family structure (type, the hyperparameters' shapes, the rest of its state) serves
+    every value of the hyperparameters: models of one structure on new data (whose numbers, e.g.
+    ``from_data``'s, differ each time) build nothing. For random hyperparameters, whose values
+    come from the reader's graph anyway; a family whose constructor derives quantities from its
+    hyperparameters gets :func:`reference_log_marginal`.
+
+    Returns
+    -------
+    callable
+        ``f(stats)`` as :func:`reference_log_marginal`'s.
+    """
+    names = tuple(getattr(family, "_param_names", ()))
+    if not names or getattr(family, "_derived_from_params", True) or not hasattr(family, "replace_params"):
+        return reference_log_marginal(family, n_stats)
+    values = [np.asarray(getattr(family, k), dtype=np.float64) for k in names]
+    centre = getattr(getattr(family, "_centre_cell", None), "value", None)  # CentredLocation's, from the data
+    if centre is not None:
+        values.append(np.asarray(centre, dtype=np.float64))
+    template = _with_inputs(family, names, [("hyperparameter", v.shape) for v in values])
+    key = ("reference-structure",) + family_key(template, n_stats)
+    if key[-2][0] == "id":  # unpicklable: no structure to share
+        return reference_log_marginal(family, n_stats)
+    shapes = [v.shape for v in values]
+    reference = _cached(key, lambda: ReferenceLogMarginal(family, n_stats, inputs=(names, shapes)))
+    return reference.at(values)
+
+
+def _with_inputs(family, names, values):
+    """Return a copy of ``family`` with hyperparameters ``names`` (then its centre, if it has one) set to ``values``."""
+    new = family.replace_params(dict(zip(names, values)))
+    if len(values) > len(names):
+        from ..families.base import _Centre
+
+        new._centre_cell = _Centre(values[len(names)])
+    return new
+
+
 def _cached(key, build):
     """``_CACHE[key]``, built by ``build()`` on first use (once, under the lock)."""
     with _LOCK:
@@ -75,10 +122,23 @@ def _cached(key, build):
 
 
 class ReferenceLogMarginal:
-    """A family's log marginal run by pytensor's Python linker (:func:`reference_log_marginal`)."""
+    """A family's log marginal run by pytensor's Python linker (:func:`reference_log_marginal`).
 
-    def __init__(self, family, n_stats):
+    With ``inputs = (names, shapes)``, those hyperparameters (and a centre, for one shape more) are
+    inputs of the graph (:func:`structure_reference`): :meth:`at` gives the function at values of them.
+    """
+
+    batched = True  # takes rows (m, n_stats) in one call
+
+    def __init__(self, family, n_stats, inputs=None):
         rows = pt.matrix("stats", dtype="float64")
+        self._values = ()
+        if inputs:
+            names, shapes = inputs
+            inputs = [pt.tensor(f"input_{k}", dtype="float64", shape=sh) for k, sh in enumerate(shapes)]
+            family = _with_inputs(family, names, inputs)
+        else:
+            inputs = []
         out = pt.as_tensor_variable(family.log_marginal(rows))
         if out.ndim != 1:
             raise ValueError(
@@ -86,7 +146,15 @@ class ReferenceLogMarginal:
                 f"m values, got a {out.ndim}-d result."
             )
         self.n_stats = int(n_stats)
-        self.function = python_function([rows], pt.cast(out, "float64"))
+        self.function = python_function([rows, *inputs], pt.cast(out, "float64"))
+
+    def at(self, values):
+        """Return this function at the hyperparameters ``values`` (in the order of ``params``)."""
+        import copy
+
+        bound = copy.copy(self)
+        bound._values = tuple(np.asarray(v, dtype=np.float64) for v in values)
+        return bound
 
     def __call__(self, stats):
         stats = np.asarray(stats, dtype=np.float64)
@@ -95,7 +163,7 @@ class ReferenceLogMarginal:
                 f"Expected statistics of shape (n_stats,) or (m, n_stats) with n_stats = "
                 f"{self.n_stats}, got {stats.shape}."
             )
-        out = np.asarray(self.function(np.atleast_2d(stats)), dtype=np.float64)
+        out = np.asarray(self.function(np.atleast_2d(stats), *self._values), dtype=np.float64)
         return float(out[0]) if stats.ndim == 1 else out
 
 

@@ -31,7 +31,7 @@ from ..predictive import FormMismatch, check_form, graph_form
 from ..predictive._types import make_context, quiet_compile
 from ..state import canonicalize
 from . import kernels
-from .compile import compile_log_marginal, reference_log_marginal
+from .compile import compile_log_marginal, reference_log_marginal, structure_reference
 from .kernels import MoveMix, StepResult
 from .kernels.rng import is_rng_state, rng_state
 
@@ -63,7 +63,7 @@ class PartitionKernel:
     """
 
     @classmethod
-    def from_spec(cls, spec, mix, specialize=True):
+    def from_spec(cls, spec, mix, specialize=True, shared_reference=False):
         """Compile the kernel of a :class:`~pymc_partition.spec.PartitionSpec`.
 
         Parameters
@@ -75,6 +75,10 @@ class PartitionKernel:
         specialize : bool, default True
             Use the family's specialised predictive form when it agrees with the family's graph
             on these data (else, with a RuntimeWarning, the graph); False always uses the graph.
+        shared_reference : bool, default False
+            Check the family on a graph taking its hyperparameters as inputs, shared by every
+            family of its structure (:func:`~.compile.structure_reference`), rather than one built
+            for its numbers: for random hyperparameters, read at every step anyway.
         """
         if not isinstance(mix, MoveMix):
             raise TypeError(f"`mix` must be a MoveMix, got {type(mix).__name__}.")
@@ -92,10 +96,11 @@ class PartitionKernel:
         self._log_h = np.array(spec.log_h, dtype=np.float64, order="C")
         self._log_marginal = None
         # the graph, run without compiling it: singletons, the evaluability check, the form check
-        reference = reference_log_marginal(self.family, self.item_stats.shape[1])
+        build = structure_reference if shared_reference else reference_log_marginal
+        reference = build(self.family, self.item_stats.shape[1])
         self._item_lm = np.ascontiguousarray(reference(self.item_stats), dtype=np.float64)
         self._check_evaluable(reference)
-        self.predictive_form = self._choose_form()
+        self.predictive_form = self._choose_form(reference)
         self._state, self._work = kernels.allocate(
             self.n_items, self.item_stats.shape[1], self.predictive_form.cache_width
         )
@@ -127,7 +132,7 @@ class PartitionKernel:
         total = self.item_stats.sum(axis=0, keepdims=True)
         check_log_marginals(self.family, total, [reference(total[0])], lambda i: "all items together")
 
-    def _choose_form(self):
+    def _choose_form(self, reference):
         """Choose the family's specialised predictive form if it agrees with its graph, else the graph's.
 
         The form must agree on these data (:func:`~pymc_partition.predictive.check_form`, against the graph evaluated
@@ -137,7 +142,6 @@ class PartitionKernel:
             build = getattr(self.family, "predictive_form", None)
             form = build(self.item_stats) if build is not None else None
             if form is not None:
-                reference = reference_log_marginal(self.family, self.item_stats.shape[1])
                 try:
                     check_form(form, reference, self.item_stats)
                 except FormMismatch as err:
@@ -248,7 +252,9 @@ class PartitionKernel:
                 "hyperparameters fixed: it cannot take new ones."
             )
         old = self.predictive_form
-        same_stats = np.array_equal(numbers.item_stats, self.item_stats)
+        # a reader whose statistics are numbers hands over the same read-only array each time
+        same_stats = numbers.item_stats is getattr(self, "_stats_seen", None) or np.array_equal(
+            numbers.item_stats, self.item_stats)  # fmt: skip
         if same_stats and getattr(old, "reparam", None) is not None:  # (pickled before it existed)
             params, aux = old.reparam(numbers.family), None  # only what the hyperparameters change
         else:
@@ -261,6 +267,7 @@ class PartitionKernel:
         self._log_h[:] = numbers.log_h
         if not same_stats:
             self.item_stats[:] = numbers.item_stats
+        self._stats_seen = numbers.item_stats if not numbers.item_stats.flags.writeable else None
         self._item_lm[:] = numbers.item_lm
         old.params[:] = params
         if aux is not None:

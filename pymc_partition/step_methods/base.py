@@ -125,7 +125,8 @@ class PartitionStep(BlockedStep):
             start = initial_point if initial_point is not None else model.initial_point()
             self._reader = HyperparameterReader(model, rv)
             spec = self._reader.spec(model, rv, start)  # the reader's call: nothing more compiled
-        self.engine = PartitionKernel.from_spec(spec, self._mix, specialize=specialize)
+        self.engine = PartitionKernel.from_spec(spec, self._mix, specialize=specialize,
+                                                shared_reference=self._reader is not None)  # fmt: skip
         if self._reader is not None and not self.engine.refreshable:
             raise NotImplementedError(
                 f"{type(self).__name__} updates random hyperparameters through the family's "

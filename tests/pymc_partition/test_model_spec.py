@@ -46,3 +46,21 @@ def test_reader_refuses_a_point_outside_the_domain_at_every_read():
     for _ in range(2):  # an error leaves nothing recorded: the same values raise again
         with pytest.raises(ValueError, match="not finite|outside"):
             reader.read(bad)
+
+
+def test_reader_hands_over_numeric_statistics_once():
+    """Statistics that are numbers are read once: every read hands over the same read-only array,
+    and the engine's refresh knows it by identity (no comparison, no copy)."""
+    model, z = _model()
+    reader = HyperparameterReader(model, z)
+    start = model.initial_point()
+    a = reader.read(dict(start, alpha_log__=np.array(0.1)))
+    b = reader.read(dict(start, alpha_log__=np.array(0.2), scale_log__=np.array(0.4)))
+    assert a.item_stats is b.item_stats and not a.item_stats.flags.writeable
+    assert_allclose(a.item_stats, partition_spec(model, z, point=start).terms[0].item_stats, rtol=0, atol=0)
+    step = pmp.GibbsPartition([z], model=model)
+    step.engine.refresh(a)
+    step.engine.refresh(b)
+    assert step.engine._stats_seen is b.item_stats
+    assert np.array_equal(step.engine.item_stats, b.item_stats)
+    assert step.engine.item_stats is not b.item_stats  # the engine's own copy

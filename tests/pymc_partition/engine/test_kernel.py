@@ -198,3 +198,37 @@ def test_pickling_rebuilds_the_kernel():
     out = subprocess.run([sys.executable, "-c", code, here], input=pickle.dumps((blob, state, seeds)),
                          capture_output=True, env=env, check=True)  # fmt: skip
     np.testing.assert_array_equal(pickle.loads(out.stdout), want)
+
+
+def test_structure_reference_equals_the_reference_bit_for_bit():
+    """The reference log marginal with the hyperparameters (and a centre) as inputs gives the
+    numbers of the one built for the family's numbers, and one graph serves new data."""
+    from pymc_partition.engine import compile as engine_compile
+    from pymc_partition.model_spec import partition_spec
+
+    rng = np.random.default_rng(3)
+    y = rng.normal(0.5, 1.0, size=(9, 2))
+    yp = rng.poisson(3.0, (9, 2)).astype(float)
+    cases = [
+        (pmp.NormalInverseGamma(mu0=0.3, kappa0=0.2, alpha0=2.0, beta0=1.5), y),
+        (pmp.NormalInverseGamma.from_data(y, n_clusters=3, scale=1.3), y),  # a centre from the data
+        (pmp.NormalInverseGamma.from_data(y + 1.0, n_clusters=3, scale=0.7), y + 1.0),
+        (pmp.GammaPoisson(2.0, 1.0), yp),
+    ]
+    graphs = set()
+    import pymc as pm
+
+    for family, data in cases:
+        with pm.Model() as model:
+            z = pmp.Partition("z", n_items=9, prior=pmp.DirichletProcess(1.0))
+            pmp.MarginalLikelihood("y", partition=z, family=family, observed=data)
+        spec = partition_spec(model, z)
+        X = spec.item_stats
+        rows = np.vstack([X, X[:4].sum(0), X.sum(0)])
+        want = engine_compile.reference_log_marginal(spec.family, X.shape[1])(rows)
+        shared = engine_compile.structure_reference(spec.family, X.shape[1])
+        assert np.array_equal(shared(rows), want)
+        assert shared(rows[0]) == want[0]
+        if type(spec.family).__name__ == "NormalInverseGamma" and np.ndim(spec.family.mu0):
+            graphs.add(id(shared.function))
+    assert len(graphs) == 1  # both from_data families (new numbers, new centre): one graph

@@ -16,6 +16,7 @@ Cache of a cluster: ``[-sum_v log(a_v + b_v + n), log(a_v + S_v) (V), log(b_v + 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -109,11 +110,16 @@ def _init(ctx, c):
     return lm
 
 
+def _params(family, n_vars):
+    """Return the form's ``params`` at ``family``'s hyperparameters, for ``n_vars`` variables."""
+    a = np.broadcast_to(np.asarray(family.a, dtype=float), (n_vars,))
+    b = np.broadcast_to(np.asarray(family.b, dtype=float), (n_vars,))
+    return np.concatenate([[n_vars], a, b])
+
+
 def beta_bernoulli_form(family, item_stats):
     """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.BetaBernoulli` family."""
     X = np.asarray(item_stats, dtype=np.float64)
-    V = X.shape[1] - 1
-    a = np.broadcast_to(np.asarray(family.a, dtype=float), (V,))
-    b = np.broadcast_to(np.asarray(family.b, dtype=float), (V,))
-    params = np.concatenate([[V], a, b])
-    return PredictiveForm("BetaBernoulli", params, X, 1 + 2 * V, _pred, _remove, _add, _init)
+    reparam = functools.partial(_params, n_vars=X.shape[1] - 1)
+    return PredictiveForm("BetaBernoulli", reparam(family), X, 1 + 2 * (X.shape[1] - 1), _pred, _remove, _add,
+                          _init, reparam=reparam)  # fmt: skip

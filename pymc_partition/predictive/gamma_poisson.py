@@ -17,6 +17,7 @@ Cache of a cluster: ``[log Gamma(a'_v), log1p(r / (b_v + n)), log(b_v + n + r)] 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -91,15 +92,19 @@ def _remove(ctx, c, i):
     return add_then_pred(_add, _pred_one, ctx, c, i)
 
 
+def _params(family, n_vars, r):
+    """Return the form's ``params`` at ``family``'s hyperparameters (``r``: the tabulated item row count)."""
+    a = np.broadcast_to(np.asarray(family.a, dtype=float), (n_vars,))
+    b = np.broadcast_to(np.asarray(family.b, dtype=float), (n_vars,))
+    return np.concatenate([[n_vars, r], a, b])
+
+
 def gamma_poisson_form(family, item_stats):
     """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.GammaPoisson` family."""
     X = np.asarray(item_stats, dtype=np.float64)
     V = (X.shape[1] - 1) // 2
-    a = np.broadcast_to(np.asarray(family.a, dtype=float), (V,))
-    b = np.broadcast_to(np.asarray(family.b, dtype=float), (V,))
     rows = X[:, 0]
     values, counts = np.unique(rows, return_counts=True)
-    r = float(values[np.argmax(counts)])
-    params = np.concatenate([[V, r], a, b])
+    reparam = functools.partial(_params, n_vars=V, r=float(values[np.argmax(counts)]))
     aux = np.column_stack([rows, X[:, 1 : 1 + V], X[:, 1 + V : 1 + 2 * V].sum(axis=1)])
-    return PredictiveForm("GammaPoisson", params, aux, 3 * V, _pred, _remove, _add, _init)
+    return PredictiveForm("GammaPoisson", reparam(family), aux, 3 * V, _pred, _remove, _add, _init, reparam=reparam)

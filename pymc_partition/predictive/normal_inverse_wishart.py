@@ -24,6 +24,7 @@ Cache of a cluster: ``[base, (nu+1)/2, rho, log|Psi_n|, updates since rebuild, m
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
@@ -199,8 +200,22 @@ def normal_inverse_wishart_form(family, item_stats):
     V = int(family.n_vars)
     if X.shape[1] != 1 + V + V * V or not np.all(X[:, 0] == 1.0):
         return None
+    reparam = functools.partial(_params, n_vars=V, n_items=int(X.shape[0]))
+    aux = np.ascontiguousarray(X[:, 1 : 1 + V])
+    return PredictiveForm(
+        f"NormalInverseWishart(V={V})", reparam(family), aux, _MU + 2 * V + V * V,
+        _pred, _remove, _add, _init, reparam=reparam,
+    )  # fmt: skip
+
+
+def _params(family, n_vars, n_items):
+    """Return the form's ``params`` at ``family``'s hyperparameters (``n_vars`` variables, ``n_items`` items).
+
+    At new hyperparameters on the same statistics only this vector changes.
+    """
+    V = n_vars
     k0, nu0 = float(family.kappa0), float(family.nu0)
-    n = np.arange(int(X.shape[0]) + 1, dtype=float)
+    n = np.arange(n_items + 1, dtype=float)
     j = np.arange(1, V + 1)
     # ratios of multivariate gamma functions as log rising factorials: exact for any nu0
     half = 0.5 * (nu0 + n)[:, None] + (1 - j) / 2.0
@@ -213,9 +228,4 @@ def normal_inverse_wishart_form(family, item_stats):
         + 0.5 * nu0 * family._logdet_psi0
         - 0.5 * V * np.log1p(n / k0)
     )  # fmt: skip
-    params = np.concatenate([[V, k0, nu0, REFRESH, n.shape[0]], family.mu0 - family.centre, family.psi0.ravel(), T, M])
-    aux = np.ascontiguousarray(X[:, 1 : 1 + V])
-    return PredictiveForm(
-        f"NormalInverseWishart(V={V})", params, aux, _MU + 2 * V + V * V,
-        _pred, _remove, _add, _init,
-    )  # fmt: skip
+    return np.concatenate([[V, k0, nu0, REFRESH, n.shape[0]], family.mu0 - family.centre, family.psi0.ravel(), T, M])

@@ -265,7 +265,7 @@ def test_vectorisable_exponential_within_one_ulp():
     assert np.all(np.abs(clamped - np.exp(-708.0)) <= np.spacing(np.exp(-708.0)))
 
 
-@pytest.mark.parametrize("kind", ["nig", "nig_rep", "spike"])
+@pytest.mark.parametrize("kind", ["nig", "nig_rep", "spike", "niw", "bernoulli_rep", "poisson"])
 def test_reparam_at_new_hyperparameters_equals_a_new_form(kind):
     """A form moved to new hyperparameters by ``reparam`` (data terms kept) is the new family's form, bit for bit.
 
@@ -278,6 +278,12 @@ def test_reparam_at_new_hyperparameters_equals_a_new_form(kind):
     if kind.startswith("nig"):
         V = np.shape(fam.kappa0)[0]
         new = {"kappa0": rng.uniform(0.1, 3, V), "alpha0": rng.uniform(0.5, 4, V), "beta0": rng.uniform(0.2, 3, V)}
+    elif kind == "niw":
+        V = int(fam.n_vars)
+        new = {"kappa0": rng.uniform(0.1, 3), "nu0": V - 1 + rng.uniform(0.5, 4), "psi0": _spd(rng, V)}
+    elif kind.startswith(("bernoulli", "poisson")):
+        V = np.shape(fam.a)[0]
+        new = {"a": rng.uniform(0.2, 3, V), "b": rng.uniform(0.2, 3, V)}
     fam_b = fam.with_values(**new)
     np.testing.assert_array_equal(fam_b.item_stats(y, idx), X)  # the data terms do stay
     moved, fresh = fam.predictive_form(X), fam_b.predictive_form(X)

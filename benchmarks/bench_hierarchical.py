@@ -646,7 +646,7 @@ def interleaved(rev, quick, data_path, n_items):
     return collect(results["now"]), collect(results["prev"])
 
 
-def report_headline(now, prev, rev):
+def report_headline(now, prev, rev, quick):
     """The three goals' figures: median [range] for this tree and, if measured, ``rev``."""
 
     def fmt(v, unit):
@@ -670,6 +670,11 @@ def report_headline(now, prev, rev):
     for key in ("draw_14", "draw_2000"):
         f, r = np.median(now[key + "_fixed"]), np.median(now[key + "_random"])
         print(f"   {key}: fixed {f * 1e6:.0f} us, compound {r * 1e6:.0f} us per draw (this tree)")
+        seeds = [t[2] for t in headline_tasks(quick) if t[0] == "draw" and t[1] == key]
+        for trees, label in ((now, "this tree"), (prev, rev)):
+            if trees is not None:
+                ratios = ", ".join(f"seed {sd} {v:.2f}x" for sd, v in zip(seeds, trees[key]))
+                print(f"     compound / fixed by seed, {label}: {ratios}")
 
 
 def main(argv=None):
@@ -688,7 +693,7 @@ def main(argv=None):
         now, prev = interleaved(args.previous, args.quick, data_path, args.items)
     else:
         now, prev = headline(args.quick, data_path, args.items), None
-    report_headline(now, prev, args.previous)
+    report_headline(now, prev, args.previous, args.quick)
     if not args.summary:
         for case in (arabidopsis_case(args.data), mixture_case(args.items)):
             report(case, measure(case, args.quick))

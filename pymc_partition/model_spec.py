@@ -824,19 +824,29 @@ def hyperparameter_block(model, vars, point):
         for shared in [a for a in graph_inputs([total]) if isinstance(a, SharedVariable)]:
             replace[shared] = pt.constant(shared.get_value(), dtype=shared.dtype)
         total = graph_replace(pt.cast(total, "float64"), replace, strict=False)
-        # the numbers in the graph (the data's, the priors') read from the end of `rest`: models
-        # of the same structure share one compiled density (a warm process compiles nothing)
-        total, rest, out.rest_constants = _hoist_constants(total, rest, sum(int(np.prod(sh)) for sh in out.rest_shapes))
-        key = _structure_key([theta, rest, S, sizes], [total])
-        fn = _DENSITIES.get(key) if key is not None else None
-        if fn is None:
-            with generated_source_dir():
-                fn = pymc_compile([theta, rest, S, sizes], total, mode=numba_mode(),
-                                  on_unused_input="ignore")  # fmt: skip
-            if len(fn.input_storage) != 4:  # pragma: no cover - shared variables were replaced
-                raise RuntimeError("The hyperparameters' density kept shared inputs.")
-            if key is not None:
-                _DENSITIES.put(key, fn)
+        n_rest = sum(int(np.prod(sh)) for sh in out.rest_shapes)
+        # the same graph with the same numbers (a re-run cell): folded before, nothing to fold again
+        exact = _structure_key([theta, rest, S, sizes], [total], digest=True)
+        exact = ("density", n_rest, exact) if exact is not None else None
+        hit = _EXACT.get(exact) if exact is not None else None
+        if hit is not None:
+            fn, out.rest_constants = hit[0], hit[1].copy()
+        else:
+            # the numbers in the graph (the data's, the priors') read from the end of `rest`: models
+            # of the same structure share one compiled density (a warm process compiles nothing)
+            total, rest, out.rest_constants = _hoist_constants(total, rest, n_rest)
+            key = _structure_key([theta, rest, S, sizes], [total])
+            fn = _DENSITIES.get(key) if key is not None else None
+            if fn is None:
+                with generated_source_dir():
+                    fn = pymc_compile([theta, rest, S, sizes], total, mode=numba_mode(),
+                                      on_unused_input="ignore")  # fmt: skip
+                if len(fn.input_storage) != 4:  # pragma: no cover - shared variables were replaced
+                    raise RuntimeError("The hyperparameters' density kept shared inputs.")
+                if key is not None:
+                    _DENSITIES.put(key, fn)
+            if exact is not None:
+                _EXACT.put(exact, (fn, out.rest_constants.copy()))
         out.density_jit = fn.vm.jit_fn
         out.density_function = fn
     return out
@@ -888,6 +898,8 @@ class _LRU:
 
 
 _DENSITIES = _LRU(32)
+#: what a graph before folding (numbers by value) gives: the compiled function and its hoisted numbers
+_EXACT = _LRU(32)
 
 
 def _hoist_constants(graph, rest, n_rest):
@@ -938,6 +950,11 @@ def _shared_function(inputs, outputs):
     the inputs' dtypes), their floating-point constants read from the vector ``consts`` (:func:`_hoist_constants`); one
     compiled function per graph structure in a process.
     """
+    exact = _structure_key(list(inputs), list(outputs), digest=True)  # a re-run cell: nothing to fold again
+    exact = ("function", exact) if exact is not None else None
+    hit = _EXACT.get(exact) if exact is not None else None
+    if hit is not None:
+        return hit[0], hit[1].copy()
     outputs, consts_in, consts = _hoist_constants(list(outputs), pt.dvector("consts"), 0)
     key = _structure_key(list(inputs) + [consts_in], outputs)
     fn = _FUNCTIONS.get(key) if key is not None else None
@@ -946,6 +963,8 @@ def _shared_function(inputs, outputs):
         fn.trust_input = True
         if key is not None:
             _FUNCTIONS.put(key, fn)
+    if exact is not None:
+        _EXACT.put(exact, (fn, consts.copy()))
     return fn, consts
 
 
@@ -967,11 +986,14 @@ def _fold_constants(graphs):
     return graph_replace(list(fg.outputs), dict(zip(fg.inputs, inputs)), strict=False)
 
 
-def _structure_key(inputs, outputs):
+def _structure_key(inputs, outputs, digest=False):
     """Return a hashable key equal for graphs that compute the same function of ``inputs``.
 
-    The same ops on the same inputs and integer constants; None if an op cannot be hashed.
+    The same ops on the same inputs and constants; None if an op cannot be hashed. With ``digest``, constants of more
+    than 64 bytes enter by a BLAKE2b digest of their bytes (data arrays: a small key).
     """
+    import hashlib
+
     from pytensor.graph.traversal import io_toposort
 
     index = {v: ("in", i, v.type) for i, v in enumerate(inputs)}
@@ -984,7 +1006,10 @@ def _structure_key(inputs, outputs):
                     args.append(index[v])
                 elif isinstance(v, Constant):
                     data = np.asarray(v.data)
-                    args.append(("const", v.type, data.dtype.str, data.shape, data.tobytes()))
+                    raw = data.tobytes()
+                    if digest and len(raw) > 64:
+                        raw = hashlib.blake2b(raw, digest_size=32).digest()
+                    args.append(("const", v.type, data.dtype.str, data.shape, raw))
                 else:  # pragma: no cover - a free input that is not one of `inputs`
                     return None
             key.append((node.op, tuple(args)))

@@ -144,6 +144,41 @@ def test_models_of_one_structure_share_compiled_code_and_keep_their_own_numbers(
     assert not np.array_equal(h1.block.rest_constants, h2.block.rest_constants)
 
 
+def test_a_model_built_again_on_the_same_numbers_folds_nothing_and_new_data_get_their_own(monkeypatch):
+    """The graphs before folding, numbers by value, map to what folding gave: building the same model
+    again (a re-run cell) folds nothing and gets the same compiled functions and numbers, bit for bit;
+    new data of the same structure fold again and get their own numbers, those of a cold build."""
+    from pymc_partition import model_spec
+
+    folds = []
+    hoist = model_spec._hoist_constants
+    monkeypatch.setattr(model_spec, "_hoist_constants", lambda *a: folds.append(1) or hoist(*a))
+
+    def build(seed):
+        model = _recommended(seed)
+        hyper = pmp.PartitionHyperparameters([model["scale"]], model=model)
+        gibbs = pmp.GibbsPartition([model["z"]], model=model)
+        return hyper.block, gibbs._reader
+
+    def numbers(block, reader):
+        return block.rest_constants, reader._consts
+
+    model_spec._EXACT._d.clear()
+    cold = build(1)
+    assert len(folds) == 2 and len(model_spec._EXACT._d) == 2
+    again = build(1)
+    assert len(folds) == 2  # hits: nothing folded
+    assert again[0].density_function is cold[0].density_function and again[1]._compiled is cold[1]._compiled
+    for a, b in zip(numbers(*again), numbers(*cold)):
+        np.testing.assert_array_equal(a, b)
+    other = build(2)
+    assert len(folds) == 4 and len(model_spec._EXACT._d) == 4  # misses
+    assert not np.array_equal(other[0].rest_constants, cold[0].rest_constants)
+    model_spec._EXACT._d.clear()  # no stale numbers: the miss gave what a cold build gives
+    for a, b in zip(numbers(*other), numbers(*build(2))):
+        np.testing.assert_array_equal(a, b)
+
+
 def _cluster_sums(labels, X):
     from pymc_partition.engine.kernels.hyper import cluster_sums
 

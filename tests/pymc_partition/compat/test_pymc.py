@@ -19,6 +19,9 @@ import pymc_partition.step_methods  # noqa: F401  (importing the steps installs 
 from arviz_regen.xr.containers import get_group, group_names
 from pymc_partition.compat import pymc as pymc_hooks
 
+# the hooks act on what PyMC compiles: checked in its default mode
+pytestmark = pytest.mark.default_backend
+
 
 def _pymc_state():
     return BlockedStep.__dict__["__new__"], mcmc.run_convergence_checks, list(step_methods.STEP_METHODS)

@@ -19,9 +19,6 @@ import pymc_partition.step_methods  # noqa: F401  (importing the steps installs 
 from arviz_regen.xr.containers import get_group, group_names
 from pymc_partition.compat import pymc as pymc_hooks
 
-# the hooks act on what PyMC compiles: checked in its default mode
-pytestmark = pytest.mark.default_backend
-
 
 def _pymc_state():
     return BlockedStep.__dict__["__new__"], mcmc.run_convergence_checks, list(step_methods.STEP_METHODS)
@@ -106,6 +103,7 @@ def test_convergence_checks_see_a_view_without_the_partition():
     assert np.shares_memory(get_group(view, "posterior")["mu"].values, get_group(idata, "posterior")["mu"].values)
 
 
+@pytest.mark.default_backend  # the warnings of PyMC's and PyTensor's default compilation path too
 def test_sampling_raises_no_deprecation_or_migration_warning():
     """Building the steps, pm.sample's step assignment, a compound step and the default
     convergence checks, with every deprecation, future and migration warning an error."""

@@ -6,9 +6,11 @@ the way (``model.compile_logp()``, the initial point, NUTS or Metropolis on the 
 are PyMC's and PyTensor's business, yet in PyTensor's default mode each distinct graph costs a C
 compilation with gcc on PyMC 5 (seconds, from an empty compile folder as on a clean machine) or a
 numba compilation on PyMC 6. Those tests run in ``FAST_COMPILE`` (the Python linker: nothing
-compiled); the tests marked ``default_backend`` keep PyTensor's default mode: the compatibility
-hooks, the numba random draws, and one run of the main user path (``pm.sample`` and
-``model.compile_logp()`` checked against the steps' exact log posterior) on each stack.
+compiled); the tests marked ``default_backend`` keep PyTensor's default mode: NUTS runs of
+thousands of draws (their gradients run faster compiled than the compilation costs), the
+warnings of PyMC's default compilation path, the numba random draws, and one run of the main
+user path (``pm.sample`` and ``model.compile_logp()`` checked against the steps' exact log
+posterior) on each stack.
 """
 
 import pytest

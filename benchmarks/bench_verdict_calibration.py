@@ -231,8 +231,9 @@ def model_run_rows(name, runs, C, n_draw, seed=5, cc_path=None):
             if cc_path and len(cc) < 10:
                 cc.append(coclustering(lab))
         st = np.array([x["status"] for x in rows])
-        print(f"  (so far) {name} {len(rows)} runs: FAIL {rate(st == 'FAIL')}, NOT REACHED {rate(st == 'NOT REACHED')}",
-              flush=True)  # fmt: skip
+        cond = np.array([x.get("conditional_check", np.nan) for x in rows], dtype=float)
+        so_far = f"FAIL {rate(st == 'FAIL')}, NOT REACHED {rate(st == 'NOT REACHED')}"
+        print(f"  (so far) {name} {len(rows)} runs: {so_far}, conditional_check {rate(cond < ALPHA)}", flush=True)
     if cc_path:
         np.save(cc_path, np.mean(cc, axis=0))
     return rows, float(np.mean(ks))

@@ -43,7 +43,7 @@ HYPER_VAR = "hyperparameters"
 #: label vectors per compiled call (bounds the canonical copy of the labels)
 _CHUNK = 256
 #: attribute of the terms: the slowest integrated autocorrelation time of the sampled state they
-#: depend on (read by ``arviz_regen.conditional_check``: batches at least twelve times as long)
+#: depend on (read by ``arviz_regen.conditional_check``: batches at least four times as long)
 STATE_TAU = "state_tau"
 
 

@@ -9,7 +9,7 @@ the draws. Given ``T`` of shape ``(M chains, N draws, p checks)``:
 * the grand mean ``m`` over all draws estimates ``E T``;
 * its covariance is ``Sigma / (M N)`` with ``Sigma`` the long-run covariance, estimated by
   replicated multivariate batch means (batches of ``b`` draws of every chain, ``b`` the larger
-  of ``floor(sqrt(N))`` and twelve integrated autocorrelation times of the slowest check or of
+  of ``floor(sqrt(N))``, twelve integrated autocorrelation times of the slowest check and four of
   ``state_tau``, the slowest coordinate of the sampled state the terms depend on (with
   hyperparameters sampled alongside: a slow component of the terms that their own
   autocorrelations do not show), compared with the grand mean; chains whose means differ inflate
@@ -38,6 +38,12 @@ LUGSAIL_R = 1
 #: decaying autocorrelations; six left slowly mixing correct chains rejecting about 8 % at
 #: α = 0.05, twelve 4-5 % (``docs/maths/conditional_check.md``)
 TAU_FACTOR = 12.0
+#: batches at least this many times ``state_tau`` long (:func:`batch_length`): a slow part with a
+#: share ``s`` of the long-run variance leaves a relative bias of about ``s / (2 STATE_TAU_FACTOR)``,
+#: and ``state_tau``, the largest of several noisy per-chain times, runs high; twelve left 4 x
+#: 1,000 draws of a hierarchical sampler seven degrees of freedom and missed a partition step at
+#: alpha x 1.1 that batches of four times caught (``docs/maths/conditional_check.md``)
+STATE_TAU_FACTOR = 4.0
 
 
 class ConditionalTest(NamedTuple):
@@ -89,9 +95,9 @@ def _batch_cov(x, b, grand):
 def batch_length(x, tau_factor=None, state_tau=None):
     """Return the batch length for ``x (M, N, p)``.
 
-    ``max(floor(sqrt(N)), ceil(tau_factor * max(tau, state_tau)))`` (at most ``N // 2``), ``tau``
-    the largest integrated autocorrelation time of a chain's check (``tau_factor`` default
-    :data:`TAU_FACTOR`, read at each call; ``state_tau`` default none).
+    ``max(floor(sqrt(N)), ceil(tau_factor * tau), ceil(STATE_TAU_FACTOR * state_tau))`` (at most
+    ``N // 2``), ``tau`` the largest integrated autocorrelation time of a chain's check
+    (``tau_factor`` default :data:`TAU_FACTOR`, read at each call; ``state_tau`` default none).
     """
     from .autocorrelation import integrated_time
 
@@ -107,7 +113,7 @@ def batch_length(x, tau_factor=None, state_tau=None):
         if tau.size:
             b = max(b, int(np.ceil(tau_factor * tau.max())))
     if state_tau is not None and np.isfinite(state_tau):
-        b = max(b, int(np.ceil(tau_factor * float(state_tau))))
+        b = max(b, int(np.ceil(STATE_TAU_FACTOR * float(state_tau))))
     return int(min(b, max(N // 2, 1)))
 
 
@@ -150,7 +156,7 @@ def conditional_test(terms, state_tau=None):
         Integrated autocorrelation time (in draws) of the slowest coordinate of the sampled state
         the terms depend on besides the partition's conditionals (with hyperparameters sampled
         alongside: the hyperparameters and the number of clusters); batches are at least
-        :data:`TAU_FACTOR` times as long (``docs/maths/conditional_check.md``, "Random
+        :data:`STATE_TAU_FACTOR` times as long (``docs/maths/conditional_check.md``, "Random
         hyperparameters: batch length"). Default: the terms' own times only.
 
     Returns

@@ -26,7 +26,7 @@ GROUP = "conditional_checks"
 #: the ``check`` coordinate of all checks together
 ALL = "all"
 #: attribute of a variable of terms: integrated autocorrelation time of the slowest coordinate of
-#: the sampled state its terms depend on (batches at least ``TAU_FACTOR`` times as long)
+#: the sampled state its terms depend on (batches at least ``STATE_TAU_FACTOR`` times as long)
 STATE_TAU = "state_tau"
 _KINDS = ("p_value", "statistic", "mean", "mcse")
 
@@ -117,8 +117,8 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
     Notes
     -----
     The p-values use multivariate batch means over all chains with batches at least twelve
-    autocorrelation times long: of the terms, and of the sampled state when the terms carry its
-    time as the attribute ``state_tau`` (``compute_conditional_checks`` stores it when
+    autocorrelation times of the terms long, and four of the sampled state when the terms carry
+    its time as the attribute ``state_tau`` (``compute_conditional_checks`` stores it when
     hyperparameters are sampled alongside, whose slow moves the terms follow without showing
     it in their own autocorrelations). With too few draws for two batches they are NaN.
 

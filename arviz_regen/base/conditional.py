@@ -41,8 +41,8 @@ TAU_FACTOR = 12.0
 #: batches at least this many times ``state_tau`` long (:func:`batch_length`): a slow part with a
 #: share ``s`` of the long-run variance leaves a relative bias of about ``s / (2 STATE_TAU_FACTOR)``,
 #: and ``state_tau``, the largest of several noisy per-chain times, runs high; twelve left 4 x
-#: 1,000 draws of a hierarchical sampler seven degrees of freedom and missed a partition step at
-#: alpha x 1.1 that batches of four times caught (``docs/maths/conditional_check.md``)
+#: 1,000 draws of a hierarchical sampler seven degrees of freedom and caught a partition step at
+#: alpha x 1.1 in 45 % of runs, four times in 95 % (``docs/maths/conditional_check.md``)
 STATE_TAU_FACTOR = 4.0
 
 

@@ -19,7 +19,8 @@ hier (at each of ``--sizes``, ``--runs`` runs): a random DP alpha ~ Gamma(2, 1) 
     partition sweep at each draw's alpha and Escobar and West's update; level (the right sampler)
     and power against a partition step at alpha x 1.1 or 1.3 and against Escobar-West with its
     rate halved, with the terms of ``pmp.compute_conditional_checks`` (partition terms at each
-    draw's alpha, Langevin terms of log alpha) tested as the verdict reads them.
+    draw's alpha, Langevin terms of log alpha) tested as the verdict reads them, and the same terms
+    tested with batches from their own autocorrelation only ("own tau": without ``state_tau``).
 ``--tau-factors 6,12`` compares batch lengths (``arviz_regen.base.conditional.TAU_FACTOR``) on the
 same terms.
 cost: the check's CPU per draw over a Gibbs sweep's (the engine's step), measured in the same
@@ -411,6 +412,7 @@ def hier_designs(n, runs, cases=None, n_chains=4, n_draws=1000, seed=23, n_burn=
     import warnings
 
     import pymc as pm
+    import xarray as xr
 
     import arviz_regen
     import pymc_partition as pmp
@@ -445,14 +447,23 @@ def hier_designs(n, runs, cases=None, n_chains=4, n_draws=1000, seed=23, n_burn=
             res = arviz_regen.conditional_check(terms)
             p_z = float(res["z"].sel(check="all"))
             p_h = float(res["hyperparameters"].sel(hyper_check="all"))
-            rej.append(np.r_[res["hyperparameters"].values[:-1], p_h, p_z, combine_checks([p_z, p_h])] < ALPHA)
+            # the same terms with batches from their own autocorrelation only (before state_tau)
+            own = arviz_regen.conditional_check(
+                xr.Dataset({k: xr.DataArray(v.values, dims=v.dims, coords=v.coords) for k, v in terms.items()})
+            )
+            o_z, o_h = float(own["z"].sel(check="all")), float(own["hyperparameters"].sel(hyper_check="all"))
+            rej.append(np.r_[res["hyperparameters"].values[:-1], p_h, p_z, combine_checks([p_z, p_h]),
+                             o_h, o_z, combine_checks([o_z, o_h])] < ALPHA)  # fmt: skip
             ks.append(mean_clusters(labels))
             alphas.append(out_alpha.mean())
             if progress and (r + 1) % progress == 0 and r + 1 < runs:  # a long run can be cut short
                 q = np.array(rej)
-                print(f"  (so far) {name}: {r + 1} runs, z all {rate_str(q[:, -2])}, hyper all "
-                      f"{rate_str(q[:, -3])}, both {rate_str(q[:, -1])}", flush=True)  # fmt: skip
-        cols = [*res["hyperparameters"].hyper_check.values[:-1], "hyper all", "z all", "both"]
+                print(f"  (so far) {name}: {r + 1} runs, z all {rate_str(q[:, -5])}, hyper all "
+                      f"{rate_str(q[:, -6])}, both {rate_str(q[:, -4])}; terms' own tau only: z all "
+                      f"{rate_str(q[:, -2])}, hyper all {rate_str(q[:, -3])}, both {rate_str(q[:, -1])}",
+                      flush=True)  # fmt: skip
+        cols = [*res["hyperparameters"].hyper_check.values[:-1], "hyper all", "z all", "both",
+                "hyper all (own tau)", "z all (own tau)", "both (own tau)"]  # fmt: skip
         r = np.array(rej)
         print(f"{n} items, hierarchical (alpha ~ Gamma{HIER_PRIOR}), {name}, {n_chains} x {n_draws:,}: {runs} runs, "
               f"mean clusters {np.mean(ks):.2f}, mean alpha {np.mean(alphas):.3f}, {time.process_time() - t0:.0f} s CPU"

@@ -8,7 +8,8 @@ never recur (:class:`arviz_regen.testing.BlockModel`: 2,000 items × 4 chains ×
 ``conditional_checks`` group, combined by :func:`arviz_regen.combine_chains` (lazily, dask chunks
 of the stores). Workload, unchanged between the modes (the active client is picked up):
 ``regen_summary`` (traces, chain-agreement test on 79,800 pairs, conditional check),
-``coclustering(items=300 items)``, ``expected_loss`` of a draw against all draws.
+``coclustering(items=300 items)``, the VI ``point_estimate`` (SALSO, seed 1) and its
+``credible_ball``, ``expected_loss`` of a draw against all draws.
 
 Modes: in this process without a cluster (the baseline), then a cluster of 1 and of 2 workers of
 one thread each (2 cores here), the scheduler and every worker in their own process (started
@@ -96,6 +97,9 @@ def workload():
     cc = arviz_regen.coclustering(idata, items=list(range(spec["cc_items"])))
     out = {"table": table.round(12).to_csv(), "rho": float(np.nansum(cc["rho"].values)),
            "verdict": table.attrs["verdict_status"]}
+    est = arviz_regen.point_estimate(idata, random_seed=1)
+    ball = arviz_regen.credible_ball(idata, est)
+    out["point_estimate"] = [float(est["expected_loss"]), est["labels"].values.tolist(), float(ball["radius"])]
     if hasattr(arviz_regen, "expected_loss"):
         from arviz_regen.xr.containers import get_group
         est = get_group(idata, "posterior")["z"].isel(chain=0, draw=-1).values

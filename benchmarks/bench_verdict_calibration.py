@@ -7,7 +7,8 @@ that 2 binomial SE of a 5 % rate is below 2 %): the rejection rate at α = 0.05 
 agreement test, of each check's p-value as the verdict reads it, and the verdict of
 :func:`arviz_regen.regen_summary` (FAIL / NOT REACHED rates), each with its binomial SE.
 
-Designs:
+Designs (``MODEL_DESIGNS``, the whole pipeline on Gibbs chains of a right or wrong model at 200 and
+2,000 items, are listed there; ``--coclustering PREFIX`` saves their co-clustering matrices):
 
 - ``exact8``: independent exact draws from the posterior of 8 items, DP(1), NIG
   (``pmp.exact_posterior``: all 4,140 partitions), 5,000 draws per chain (needs PyMC);
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 import warnings
@@ -174,9 +176,10 @@ def rate(x):
     return f"{100 * x.mean():5.1f} ± {100 * np.sqrt(max(x.mean() * (1 - x.mean()), 1e-12) / x.size):3.1f}"
 
 
-#: full-pipeline designs at 200 items (the issue's "blind at 200 items" data: three well separated
-#: groups, DP(1), NIG): Gibbs chains of the right model or of a wrong sampler, judged with the
-#: right model's partition_logp and conditional check; name -> (model keywords, sampler keywords)
+#: full-pipeline designs at 200 and 2,000 items (the issue's "blind at 200 items" data: three well
+#: separated groups, DP(1), NIG): Gibbs chains of the right model or of a wrong sampler, judged with
+#: the right model's partition_logp and conditional check; name -> (model keywords, sampler
+#: keywords); the number of items is the name's last number
 MODEL_DESIGNS = {
     "right200": ({}, {}),
     "dp5_200": ({"alpha": 5.0}, {}),
@@ -184,21 +187,36 @@ MODEL_DESIGNS = {
     "dp1.1_200": ({"alpha": 1.1}, {}),
     "offbyone200": ({}, {"log_new": float(np.log(199 / 200))}),
     "far200": ({}, {"start": "one", "n_burn": 0}),
+    "right2000": ({}, {}),
+    "dp1.1_2000": ({"alpha": 1.1}, {}),
+    "dp1.3_2000": ({"alpha": 1.3}, {}),
+    "beta0x1.3_2000": ({"beta0_factor": 1.3}, {}),
+    "tempered0.9_2000": ({}, {"beta": 0.9}),
+    "alpha+1_2000": ({}, {"log_new": float(np.log(2.0))}),
 }
 
 
-def model_run_rows(name, runs, C, n_draw, n=200, batch=5, seed=5):
-    """regen_summary rows of ``runs`` runs of a :data:`MODEL_DESIGNS` design."""
-    from bench_conditional_check import Checker, data, gibbs_chains, spec_of
+def design_items(name):
+    """The number of items of a :data:`MODEL_DESIGNS` design (its name's last number)."""
+    return int(re.findall(r"\d+", name)[-1])
+
+
+def model_run_rows(name, runs, C, n_draw, seed=5, cc_path=None):
+    """regen_summary rows of ``runs`` runs of a :data:`MODEL_DESIGNS` design and its mean number
+    of clusters; ``cc_path``: save the mean co-clustering matrix of the first 200 items over the
+    first ten runs there (``.npy``: the size of the error against the right model's)."""
+    from bench_conditional_check import Checker, coclustering, data, gibbs_chains, spec_of
 
     from arviz_regen.xr.containers import from_dict
 
     model_kw, kw = MODEL_DESIGNS[name]
+    n = design_items(name)
+    batch = 5 if n <= 200 else 2  # runs per compiled call (memory: batch x C x n_draw x n labels)
     y = data(n)
     right = spec_of(y)
     spec = spec_of(y, **model_kw) if model_kw else right
     checker = Checker(right, seed=1)
-    rows, ks = [], []
+    rows, ks, cc = [], [], []
     for b in range(0, runs, batch):
         nb = min(batch, runs - b)
         labels = gibbs_chains(spec, C, n_draw, seed + 7919 * b, runs=nb, **kw)
@@ -210,9 +228,14 @@ def model_run_rows(name, runs, C, n_draw, n=200, batch=5, seed=5):
                               dims={"z": ["z_dim_0"]})  # fmt: skip
             rows.append(summary_row(add_terms(idata, checker.terms(lab)), b + r))
             ks.append(float((lab.max(axis=-1) + 1).mean()))
+            if cc_path and len(cc) < 10:
+                cc.append(coclustering(lab))
         st = np.array([x["status"] for x in rows])
-        print(f"  (so far) {name} {len(rows)} runs: FAIL {rate(st == 'FAIL')}, NOT REACHED {rate(st == 'NOT REACHED')}",
-              flush=True)  # fmt: skip
+        cond = np.array([x.get("conditional_check", np.nan) for x in rows], dtype=float)
+        so_far = f"FAIL {rate(st == 'FAIL')}, NOT REACHED {rate(st == 'NOT REACHED')}"
+        print(f"  (so far) {name} {len(rows)} runs: {so_far}, conditional_check {rate(cond < ALPHA)}", flush=True)
+    if cc_path:
+        np.save(cc_path, np.mean(cc, axis=0))
     return rows, float(np.mean(ks))
 
 
@@ -223,6 +246,11 @@ def main(argv=None):
     ap.add_argument("--chains", default="1,4")
     ap.add_argument("--draws", type=int, default=None, help="draws per chain (default: the design's)")
     ap.add_argument("--json")
+    ap.add_argument(
+        "--coclustering",
+        default=None,
+        help="model designs: save each one's mean co-clustering matrix to PREFIX-<design>-C<chains>.npy",
+    )
     ap.add_argument("--seed", type=int, default=0, help="offset of the seeds (independent runs)")
     ap.add_argument("--progress", type=int, default=0, help="print the rates so far every this many runs")
     ap.add_argument("--fast", action="store_true", help="Hotelling-RS only: FAIL rates without R-hat / chain agreement")
@@ -242,7 +270,8 @@ def main(argv=None):
             t0 = time.process_time()
             if design is None:
                 n_draw = args.draws or 1000
-                rows, k = model_run_rows(name, args.runs, C, n_draw, seed=5 + 104729 * args.seed)
+                cc_path = args.coclustering and f"{args.coclustering}-{name}-C{C}.npy"
+                rows, k = model_run_rows(name, args.runs, C, n_draw, seed=5 + 104729 * args.seed, cc_path=cc_path)
                 extra = f", mean clusters {k:.2f}"
             else:
                 states, lp, draw, n_draw = design

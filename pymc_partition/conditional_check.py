@@ -23,7 +23,9 @@ hyperparameters ``theta`` the identity holds for ``pi(c | theta, y)`` and ``(c, 
 from the joint posterior, so each draw's terms use its own ``theta``; the continuous free variables
 get Langevin terms ``d/du log p`` and ``u d/du log p + 1`` (``u`` unconstrained; mean zero by
 integration by parts), which see a wrong hyperparameter update. ``arviz_regen.
-conditional_check`` turns the stored terms into p-values (``docs/maths/conditional_check.md``).
+conditional_check`` turns the stored terms into p-values (``docs/maths/conditional_check.md``);
+with sampled hyperparameters the terms carry ``state_tau``, the state's slowest autocorrelation
+time, which their own autocorrelations do not show and the test's batches must cover.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ GROUP = "conditional_checks"
 HYPER_VAR = "hyperparameters"
 #: label vectors per compiled call (bounds the canonical copy of the labels)
 _CHUNK = 256
+#: attribute of the terms: the slowest integrated autocorrelation time of the sampled state they
+#: depend on (read by ``arviz_regen.conditional_check``: batches at least four times as long)
+STATE_TAU = "state_tau"
 
 
 def _draw_reader(model, rv):
@@ -98,6 +103,24 @@ def _strata_and_partners(n, items, rng):
     return bounds, partners.astype(np.int64)
 
 
+def _slowest_time(*traces):
+    """Return the largest integrated autocorrelation time of any chain of any coordinate, or None.
+
+    Each trace has shape ``(chain, draw, ...)``; constant coordinates (no time) are skipped.
+    """
+    from arviz_regen.base.autocorrelation import integrated_time
+
+    taus = []
+    for x in traces:
+        x = np.asarray(x, dtype=float)
+        x = x.reshape(x.shape[0], x.shape[1], -1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tau = integrated_time(np.moveaxis(x, 1, 2))
+        taus.append(tau[np.isfinite(tau)])
+    taus = np.concatenate(taus) if taus else np.empty(0)
+    return float(taus.max()) if taus.size and taus.max() > 0 else None
+
+
 def _forward_transforms(model, rvs):
     """Compile one function from the posterior values of ``rvs`` to their value variables' values.
 
@@ -131,7 +154,7 @@ def _score_terms(model, posterior, partitions, thin):
     continuous = [rv for rv in model.free_RVs
                   if rv not in partitions and model.rvs_to_values[rv].dtype.startswith("float")]  # fmt: skip
     if not continuous:
-        return None, []
+        return None, [], {}
     missing = [rv.name for rv in continuous if rv.name not in posterior]
     if missing:
         raise ValueError(
@@ -166,7 +189,7 @@ def _score_terms(model, posterior, partitions, thin):
         out[t, : len(coords)] = grad
         out[t, len(coords) :] = flat * grad + 1.0
     names_out = [f"score[{c}]" for c in coords] + [f"score_u[{c}]" for c in coords]
-    return out, names_out
+    return out, names_out, rv_draws
 
 
 def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, thin=1, random_seed=None,
@@ -298,6 +321,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
                     conditional_terms(labels, bounds, rng.random((labels.shape[0], width)), partners,
                                       m, s, w, out[a : a + _CHUNK])  # fmt: skip
             else:
+                n_clusters = np.empty(flat.shape[0])
                 for t in range(flat.shape[0]):
                     try:
                         numbers = reader.read({k: v[t] for k, v in values.items()})
@@ -307,6 +331,11 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
                         kernel.refresh(numbers)
                     labels = np.ascontiguousarray(canonicalize(flat[t : t + 1].astype(np.int64)))
                     conditional_terms(labels, bounds, rng.random((1, width)), partners, m, s, w, out[t : t + 1])
+                    n_clusters[t] = labels.max() + 1
+                # the terms follow the hyperparameters' slow moves without showing them in their own
+                # autocorrelations: the test's batches also cover the state's time
+                hyper = [v.reshape((n_chain, n_draw) + v.shape[1:]) for v in values.values()]
+                state_tau = _slowest_time(n_clusters.reshape(n_chain, n_draw), *hyper)
         if not np.all(np.isfinite(out)):
             t = int(np.argmax(~np.all(np.isfinite(out), axis=1)))
             raise ValueError(
@@ -316,16 +345,17 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
         coords = {d: da.coords[d].values for d in ("chain", "draw") if d in da.coords}
         coords["check"] = list(CHECK_NAMES)
         seed_attr = {"seed": int(seed)} if isinstance(seed, (int, np.integer)) else {}
+        tau_attr = {STATE_TAU: state_tau} if reader is not None and state_tau is not None else {}
         results[rv.name] = xr.DataArray(
             out.reshape(n_chain, n_draw, len(CHECK_NAMES)), dims=("chain", "draw", "check"), coords=coords,
-            attrs={"items_per_draw": int(R), "n_items": n, **seed_attr, "thin": int(thin)},
+            attrs={"items_per_draw": int(R), "n_items": n, **seed_attr, "thin": int(thin), **tau_attr},
         )  # fmt: skip
     if hyperparameters:
         partitions = find_partition_vars(model)
         absent = [rv.name for rv in partitions if rv.name not in posterior]
         if absent:
             raise ValueError(f"The posterior lacks the partition(s) {absent} the model's density needs.")
-        scores, names = _score_terms(model, posterior, partitions, thin)
+        scores, names, draws = _score_terms(model, posterior, partitions, thin)
         if scores is not None:
             if not np.all(np.isfinite(scores)):
                 t = int(np.argmax(~np.all(np.isfinite(scores), axis=1)))
@@ -333,9 +363,11 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
                                  f"index {t // n_draw}, draw index {t % n_draw}.")  # fmt: skip
             coords = {d: da.coords[d].values for d in ("chain", "draw") if d in da.coords}
             coords["hyper_check"] = names
+            state_tau = _slowest_time(*[v.reshape((n_chain, n_draw) + v.shape[1:]) for v in draws.values()])
+            tau_attr = {} if state_tau is None else {STATE_TAU: state_tau}
             results[HYPER_VAR] = xr.DataArray(
                 scores.reshape(n_chain, n_draw, -1), dims=("chain", "draw", "hyper_check"), coords=coords,
-                attrs={"thin": int(thin)},
+                attrs={"thin": int(thin), **tau_attr},
             )  # fmt: skip
     ds = xr.Dataset(results, attrs={
         "description": "Per-draw discrete Stein terms sum_k p(c_i=k|c_-i) f(c^{i->k}) - f(c), mean over "

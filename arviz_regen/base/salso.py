@@ -786,8 +786,9 @@ def salso_search(
         ``func(*block, *shared)`` for each block in order (as
         :func:`arviz_regen.xr.distributed.map_blocks` with a client does, on the workers of a
         ``dask.distributed`` cluster). The runs are split into ``n_blocks`` blocks (default 1) of
-        consecutive runs; each block searches on its own copy of the draws. The result is the
-        same as without (each run has its own generator and start, drawn beforehand).
+        consecutive runs; each block searches on its own copy of the draws. The final sweetening
+        on all draws (see ``index``) is one more call. The result is the same as without (each
+        run has its own generator and start, drawn beforehand).
     n_blocks : int, optional
         See ``map_runs``.
 
@@ -862,9 +863,11 @@ def salso_search(
         results.append(labels)
     order = np.argsort(stats[:, 0], kind="stable")
     best_labels, best_loss, polish_moves = results[order[0]], float(stats[order[0], 0]), 0
-    if full is not None:
-        best_labels, best_loss, polish_moves = _finish(full, spec, kcap, [results[r] for r in order], max_scans,
-                                                       int(rng.integers(0, 2**63 - 1)))  # fmt: skip
+    if full is not None:  # on the workers too when the runs were: it searches all draws
+        finish = ([results[r] for r in order], int(rng.integers(0, 2**63 - 1)))
+        shared = (full, spec, kcap, max_scans)
+        [done] = [_finish(*finish, *shared)] if map_runs is None else map_runs(_finish, [finish], shared=shared)
+        best_labels, best_loss, polish_moves = done
     return SalsoResult(
         labels=canonicalize(best_labels),
         expected_loss=float(best_loss),
@@ -886,7 +889,7 @@ def _run_block(runs, spec, draws, weights, index, psm, max_clusters, max_scans, 
     return [search.run(init, start, seed, max_scans, max_zealous) for init, start, seed in runs]
 
 
-def _finish(full, spec, kcap, ranked, max_scans, seed):
+def _finish(ranked, seed, full, spec, kcap, max_scans):
     """Finish the runs searched on thinned chains.
 
     Their best distinct estimates are scored on all draws and the best is sweetened on all draws (no zealous updates:

@@ -25,6 +25,9 @@ __all__ = ["ALL", "GROUP", "conditional_check"]
 GROUP = "conditional_checks"
 #: the ``check`` coordinate of all checks together
 ALL = "all"
+#: attribute of a variable of terms: integrated autocorrelation time of the slowest coordinate of
+#: the sampled state its terms depend on (batches at least ``STATE_TAU_FACTOR`` times as long)
+STATE_TAU = "state_tau"
 _KINDS = ("p_value", "statistic", "mean", "mcse")
 
 
@@ -46,9 +49,25 @@ def _terms_dataset(data):
     )
 
 
-def _test_terms(terms):
+def _test_terms(terms, state_tau=None):
     """Return the test of one variable's terms (chain, draw, check): numpy in, the kernel's result out."""
-    return conditional_test(np.asarray(terms, dtype=float))
+    return conditional_test(np.asarray(terms, dtype=float), state_tau=state_tau)
+
+
+def _state_tau(da):
+    """Return the terms' ``state_tau`` attribute (see :func:`conditional_check`), or None."""
+    tau = da.attrs.get(STATE_TAU)
+    if tau is None:
+        return None
+    try:
+        tau = float(tau)
+    except (TypeError, ValueError):
+        tau = np.nan
+    if not (np.isfinite(tau) and tau > 0):
+        raise ValueError(
+            f"The attribute {STATE_TAU!r} of the terms must be a positive number, got {da.attrs[STATE_TAU]!r}."
+        )
+    return tau
 
 
 def _run_test(da, client):
@@ -56,12 +75,13 @@ def _run_test(da, client):
 
     The dask-backed terms are read by the workers and only the small result comes back.
     """
+    tau = _state_tau(da)
     if client is None:
-        return _test_terms(da.values)
+        return _test_terms(da.values, tau)
     import dask
 
-    key = f"{TASK_PREFIX}-conditional_test-{dask.base.tokenize(da.data)}"
-    return client.compute(dask.delayed(_test_terms, pure=True)(da.data, dask_key_name=key)).result()
+    key = f"{TASK_PREFIX}-conditional_test-{dask.base.tokenize(da.data, tau)}"
+    return client.compute(dask.delayed(_test_terms, pure=True)(da.data, tau, dask_key_name=key)).result()
 
 
 def conditional_check(data, *, var_names=None, kind="p_value", client=None):
@@ -97,7 +117,10 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
     Notes
     -----
     The p-values use multivariate batch means over all chains with batches at least twelve
-    autocorrelation times long: with too few draws for two batches they are NaN.
+    autocorrelation times of the terms long, and four of the sampled state when the terms carry
+    its time as the attribute ``state_tau`` (``compute_conditional_checks`` stores it when
+    hyperparameters are sampled alongside, whose slow moves the terms follow without showing
+    it in their own autocorrelations). With too few draws for two batches they are NaN.
 
 
     Examples

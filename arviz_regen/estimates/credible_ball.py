@@ -17,6 +17,7 @@ import xarray as xr
 
 from ..base.partition_loss import parse_loss
 from ..base.state import check_labels
+from ..xr.distributed import resolve_client, using_client
 from ..xr.draws import load_partition
 from .point_estimate import draw_losses, point_estimate, refuse_before_loading, state_weights
 
@@ -41,10 +42,10 @@ def _farthest(candidates, distances):
     return int(candidates[np.argmax(distances[candidates])])
 
 
-def _estimate_labels(estimate, pdraws, spec, search):
+def _estimate_labels(estimate, pdraws, spec, search, client):
     """Return the estimate's labels and where they came from."""
     if estimate is None:
-        est = point_estimate(pdraws, loss=spec, **search)
+        est = point_estimate(pdraws, loss=spec, client=False if client is None else client, **search)
         return est["labels"].values, "point_estimate"
     if search:
         raise TypeError(
@@ -76,6 +77,7 @@ def credible_ball(
     logp_var="partition_logp",
     logp=None,
     coords=None,
+    client=None,
     **search,
 ):
     """Credible ball around a partition estimate, with its vertical and horizontal bounds.
@@ -93,6 +95,11 @@ def credible_ball(
         Posterior probability of the ball.
     logp_var, logp, coords
         As for :func:`arviz_regen.coclustering`.
+    client : distributed.Client, str, False or None, optional
+        The ``dask.distributed`` cluster whose workers compute the distance of every draw from
+        the estimate (and the estimate's search, when there is one): a client, a scheduler
+        address, or None for the active client if there is one (else this process); ``False``:
+        this process. The result is the same.
     **search
         Passed to :func:`arviz_regen.point_estimate` when ``estimate`` is None (``seed``,
         ``n_runs``, ``max_clusters``, ...).
@@ -118,10 +125,12 @@ def credible_ball(
     searched = spec if estimate is None and search.get("method", "salso") == "salso" else None
     refuse_before_loading(data, var_names, coords, f"The {spec.label} credible ball", searched,
                           search.get("route", "auto"))  # fmt: skip
-    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
-    centre, source = _estimate_labels(estimate, pdraws, spec, search)
+    client = resolve_client(client)
+    with using_client(client):
+        pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
+    centre, source = _estimate_labels(estimate, pdraws, spec, search, client)
     weights = state_weights(pdraws)
-    dist = draw_losses(pdraws, centre, spec)
+    dist = draw_losses(pdraws, centre, spec, client)
     radius = ball_radius(dist, weights, level)
     tol = 1e-9 * max(1.0, abs(radius))
     inside = np.flatnonzero(dist <= radius + tol)

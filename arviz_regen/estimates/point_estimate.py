@@ -21,7 +21,7 @@ from ..base.partition_loss import _losses, mean_loss, parse_loss
 from ..base.salso import INITS, SEARCH_DEFAULTS, salso_search
 from ..base.seeds import random_seed_argument
 from ..base.state import all_partitions, bell_number
-from ..xr.distributed import map_blocks, n_threads, resolve_client
+from ..xr.distributed import map_blocks, n_threads, resolve_client, using_client
 from ..xr.draws import load_partition
 from ..xr.regeneration import estimate, find_tours
 from ..xr.sizes import refuse_early
@@ -97,13 +97,13 @@ def state_weights(pdraws):
     return counts / counts.sum()
 
 
-def draw_losses(pdraws, labels, spec):
+def draw_losses(pdraws, labels, spec, client=None):
     """Return the loss of ``labels`` against every distinct state, shape (n_states,).
 
-    By blocks on the workers of the active ``dask.distributed`` client when there is one.
+    By blocks on the workers of ``client``'s cluster (a resolved client, :func:`resolve_client`) when given.
     """
-    if resolve_client(None) is not None:
-        return state_losses(pdraws, labels, spec)
+    if client is not None:
+        return state_losses(pdraws, labels, spec, client)
     est = np.unique(np.asarray(labels), return_inverse=True)[1].reshape(1, -1).astype(np.int64)
     return _losses(est, np.ascontiguousarray(pdraws.labels), spec)[0]
 
@@ -148,6 +148,7 @@ def point_estimate(
     logp=None,
     coords=None,
     seed=None,
+    client=None,
 ):
     """Posterior point estimate of the partition minimising the expected Binder or VI loss.
 
@@ -196,6 +197,12 @@ def point_estimate(
         As for :func:`arviz_regen.coclustering` (``coords`` selects chains and draws).
     seed : int or numpy.random.Generator, optional
         Deprecated name of ``random_seed`` (a ``DeprecationWarning``; removed in the next release).
+    client : distributed.Client, str, False or None, optional
+        The ``dask.distributed`` cluster whose workers run the SALSO runs (in blocks of
+        consecutive runs), the final sweetening on all draws and the loss against every draw (and
+        read and hash dask-backed labels): a client, a scheduler address, or None for the active
+        client if there is one (else this process); ``False``: this process. The result is the
+        same (each run has its own seed, drawn beforehand).
 
     Returns
     -------
@@ -230,7 +237,9 @@ def point_estimate(
         raise ValueError("`route='psm'` scores Binder's loss only; VI needs the draws (route='draws').")
     search_loss = spec if method == "salso" else None
     refuse_before_loading(data, var_names, coords, f"The {spec.label} point estimate", search_loss, route)
-    pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
+    client = resolve_client(client)
+    with using_client(client):
+        pdraws = load_partition(data, var_names, logp_var=logp_var, logp=logp, coords=coords)
     n = pdraws.n_items
     if psm_route(spec, route, n, method):  # with coords= the first check could not be made
         check_memory(summary_bytes(1, 0, n, True), f"The co-clustering matrix of {n} items (route='psm')",
@@ -253,7 +262,6 @@ def point_estimate(
             from ..base.pair_kernels import chain_frequencies
 
             psm = chain_frequencies(pdraws.index, pdraws.labels)
-        client = resolve_client(None)  # the runs as tasks of the active client's cluster
         map_runs = None if client is None else functools.partial(map_blocks, client=client, name="salso_runs")
         res = salso_search(
             None if psm is not None else pdraws.labels,
@@ -290,7 +298,7 @@ def point_estimate(
             "polish_moves": int(res.polish_moves),
         }
     seconds = time.perf_counter() - t0
-    state_loss = draw_losses(pdraws, labels, spec)
+    state_loss = draw_losses(pdraws, labels, spec, client)
     mean, se = loss_mean_se(pdraws, state_loss)
     sizes = np.bincount(labels)
     attrs = {

@@ -37,6 +37,18 @@ class SequentialMergeSplit(PartitionStep):
     scans) a proposal costs one pass over ``S``, two predictive evaluations per item of ``S``,
     where a Gibbs sweep makes one per item and cluster.
 
+    Two options change how a proposal is drawn, each keeping it exact. ``split_probability``
+    balances splits and merges: ``i`` is drawn uniformly, then ``j`` uniformly among the other
+    items of ``i``'s cluster with probability ``split_probability`` (a split), else among the
+    items outside it (a merge), and the Hastings ratio includes the probability of drawing the
+    same pair in the proposed state. (Uniform pairs split with probability about
+    :math:`\sum_c (n_c/n)^2`, a few per cent with tens of clusters.) ``order="informed"``
+    allocates ``S`` in decreasing order of :math:`|\log p(x_k \mid x_i) - \log p(x_k \mid x_j)|`,
+    the items the two anchors tell apart first: a function of the pair and of ``S``, which a
+    split and its reverse merge share. A merge is rejected as soon as its acceptance is out of
+    reach (the reverse split's probability only decreases as ``S`` is allocated), so hopeless
+    merges cost one log marginal.
+
     Each step performs ``n_proposals`` such proposals, then ``n_gibbs_scans`` full collapsed
     Gibbs sweeps (as :class:`GibbsPartition`), plus one more Gibbs sweep with probability
     ``gibbs_probability``. Every piece leaves the posterior invariant, so any mix is exact.
@@ -52,6 +64,11 @@ class SequentialMergeSplit(PartitionStep):
         Gibbs sweeps move single items between them.
     gibbs_probability : float, default 0.0
         Probability of one extra Gibbs sweep per step, in [0, 1].
+    split_probability : float, optional
+        Probability that a proposal is a split, in (0, 1) (balanced pairs); None (default)
+        draws the pair uniformly, as Dahl & Newcomb.
+    order : {"random", "informed"}, default "random"
+        Allocation order of ``S``: uniformly random, or informed by the two anchors.
     thin : int, default 1
         Steps per draw (thinning inside the step, as for :class:`SplitMerge`).
     specialize : bool, default True
@@ -118,11 +135,22 @@ class SequentialMergeSplit(PartitionStep):
     stats_dtypes_shapes = SplitMerge.stats_dtypes_shapes
 
     def __init__(self, vars=None, *, n_proposals=3, n_gibbs_scans=1, gibbs_probability=0.0,
-                 thin=1, specialize=True, model=None, rng=None, initial_point=None,
-                 compile_kwargs=None, blocked=True):  # fmt: skip
+                 split_probability=None, order="random", thin=1, specialize=True, model=None,
+                 rng=None, initial_point=None, compile_kwargs=None, blocked=True):  # fmt: skip
         self.n_proposals = _check_count("n_proposals", n_proposals)
         self.n_gibbs_scans = _check_count("n_gibbs_scans", n_gibbs_scans)
         self.gibbs_probability = _check_probability("gibbs_probability", gibbs_probability)
+        if split_probability is not None:
+            split_probability = _check_probability("split_probability", split_probability)
+            if split_probability in (0.0, 1.0):
+                raise ValueError(
+                    f"`split_probability` must lie strictly between 0 and 1 (a move needs its reverse), "
+                    f"got {split_probability}; None draws the pair uniformly."
+                )
+        self.split_probability = split_probability
+        if order not in ("random", "informed"):
+            raise ValueError(f"`order` must be 'random' or 'informed', got {order!r}.")
+        self.order = order
         if self.n_proposals == 0 and self.n_gibbs_scans == 0 and self.gibbs_probability == 0:
             raise ValueError(
                 "SequentialMergeSplit would never update the partition: n_proposals, "
@@ -131,7 +159,9 @@ class SequentialMergeSplit(PartitionStep):
             )
         mix = MoveMix(n_gibbs=self.n_gibbs_scans, n_split_merge=0, n_scans=0,
                       gibbs_probability=self.gibbs_probability,
-                      thin=_check_count("thin", thin, minimum=1), n_sams=self.n_proposals)  # fmt: skip
+                      thin=_check_count("thin", thin, minimum=1), n_sams=self.n_proposals,
+                      sams_split_probability=split_probability or 0.0,
+                      sams_informed=order == "informed")  # fmt: skip
         self._setup(vars, model, rng, blocked, mix, specialize=specialize, initial_point=initial_point)
 
     @staticmethod

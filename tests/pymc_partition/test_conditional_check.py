@@ -264,6 +264,9 @@ def test_langevin_check_of_hyperparameters():
             "all",
         ]
         p[name] = float(res["hyperparameters"].sel(hyper_check="all"))
+        # the state's time travels with the terms (independent draws here: about one draw)
+        group = idata["conditional_checks"]
+        assert all(0.3 < group[v].attrs["state_tau"] < 3.0 for v in ("z", "hyperparameters"))
     assert p["right"] > 0.01
     assert p["wrong"] < 1e-4
 

@@ -20,6 +20,7 @@ import pymc_partition as pmp
 PYMC_6 = int(pm.__version__.split(".")[0]) >= 6
 NUMBA = {} if PYMC_6 else {"mode": "NUMBA"}  # what a user of each PyMC gets / asks for
 ITEMS = 6
+pytestmark = pytest.mark.default_backend  # PyMC 6 users get numba as the default mode
 Y = np.random.default_rng(0).normal(size=(ITEMS, 2))
 
 

@@ -31,6 +31,7 @@ class _SquareSizes(PartitionPrior):
         return np.zeros(n_items + 1), 2 * np.log(np.maximum(n, 1))
 
 
+@pytest.mark.default_backend
 def test_non_gibbs_prior_uses_the_generic_sampler_and_is_exact():
     prior = _SquareSizes()
     assert gibbs_type_coefficients(prior.tables(6)[1]) is None
@@ -44,6 +45,7 @@ def test_non_gibbs_prior_uses_the_generic_sampler_and_is_exact():
     assert sps.chi2.sf(chi2, len(states) - 1) > ALPHA
 
 
+@pytest.mark.default_backend
 @pytest.mark.parametrize(
     "prior, seed",
     [

@@ -51,6 +51,7 @@ def test_generic_steps_still_work_on_other_variables_and_sample_assigns_steps():
     assert set(idata.sample_stats) >= {"partition_logp", "n_clusters", "diverging"}
 
 
+@pytest.mark.default_backend
 def test_default_convergence_checks_skip_the_labels(caplog):
     model = _model()
     with model, warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.WARNING, "pymc"):

@@ -29,7 +29,7 @@ kernel calls: after editing a callee, clear the ``__pycache__`` of this package.
 """
 
 from .gibbs import BLOCK, gibbs_sweep, visiting_order
-from .sams import sams_log_q, sams_move, sequential_allocation
+from .sams import sams_informed_order, sams_log_q, sams_move, sequential_allocation
 from .split_merge import restricted_scan, split_merge_log_q, split_merge_move
 from .state import (
     NJIT,
@@ -74,4 +74,5 @@ __all__ = [
     "sams_move",
     "sequential_allocation",
     "sams_log_q",
+    "sams_informed_order",
 ]

@@ -22,8 +22,10 @@ from .slots import activate, copy_slot, deactivate, put, take
 from .state import NJIT, form_functions, init_slot
 
 __all__ = [
+    "apply_merge",
     "current_sides",
     "launch",
+    "merge_log_ratio",
     "proposal_members",
     "propose_merge",
     "propose_split",
@@ -202,6 +204,16 @@ def propose_merge(rng, m, s, w, ci, cj, j, n_members, log_q):
     ``j`` is in ``cj``, the other members in ``w.members[:n_members]``; the reverse split has log probability ``log_q``;
     applies it if accepted. The merged cluster is scored in the scratch slot ``n + 2``.
     """
+    log_acc = merge_log_ratio(m, s, ci, cj) + log_q
+    accept = math.log(uniform(rng)) < log_acc
+    if accept:
+        apply_merge(m, s, w, ci, cj, j, n_members)
+    return accept
+
+
+@numba.njit(**NJIT)
+def merge_log_ratio(m, s, ci, cj):
+    """Log posterior ratio of merging clusters ``ci`` and ``cj``; the merged cluster is scored in slot ``n + 2``."""
     n, d = m.X.shape
     C = s.meta[0]
     log_g, log_h = m.log_g, m.log_h
@@ -211,26 +223,30 @@ def propose_merge(rng, m, s, w, ci, cj, j, n_members, log_q):
     lm_merged = init_slot(m, r)
     n_i = s.counts[ci]
     n_j = s.counts[cj]
-    log_acc = (
+    return (
         log_g[C - 1] - log_g[C]
         + log_h[n_i + n_j] - log_h[n_i] - log_h[n_j]
         + lm_merged - s.clm[ci] - s.clm[cj]
-        + log_q
     )  # fmt: skip
-    accept = math.log(uniform(rng)) < log_acc
-    if accept:
-        for v in range(d):
-            s.stats[ci, v] = s.stats[r, v]
-            s.stats[cj, v] = 0.0
-        s.counts[ci] = n_i + n_j
-        s.counts[cj] = 0
-        s.clm[cj] = 0.0
-        s.clm[ci] = init_slot(m, ci)
-        s.z[j] = ci
-        for q in range(n_members):
-            s.z[w.members[q]] = ci
-        deactivate(cj, s.active, s.pos, s.free, s.meta)
-    return accept
+
+
+@numba.njit(**NJIT)
+def apply_merge(m, s, w, ci, cj, j, n_members):
+    """Merge cluster ``cj`` into ``ci`` (``j`` and ``w.members[:n_members]`` now in ``ci``).
+
+    (Not from the scratch slot ``n + 2``: the forms' functions may overwrite it in between.)
+    """
+    for v in range(m.X.shape[1]):
+        s.stats[ci, v] += s.stats[cj, v]
+        s.stats[cj, v] = 0.0
+    s.counts[ci] += s.counts[cj]
+    s.counts[cj] = 0
+    s.clm[cj] = 0.0
+    s.clm[ci] = init_slot(m, ci)
+    s.z[j] = ci
+    for q in range(n_members):
+        s.z[w.members[q]] = ci
+    deactivate(cj, s.active, s.pos, s.free, s.meta)
 
 
 @numba.njit(**NJIT)

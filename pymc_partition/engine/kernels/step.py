@@ -30,13 +30,20 @@ __all__ = [
     "canonical_relabel",
 ]
 
-MoveMix = namedtuple("MoveMix", "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams", defaults=(0,))
+MoveMix = namedtuple(
+    "MoveMix",
+    "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams sams_split_probability sams_informed",
+    defaults=(0, 0.0, False),
+)
 MoveMix.__doc__ = """The moves of one step (built by the step methods, read by :func:`run_step`).
 
 ``thin`` times over: ``n_split_merge`` restricted-Gibbs split-merge proposals, each from a launch
 state built by ``n_scans`` restricted scans, then ``n_sams`` sequentially allocated merge-split
 proposals (default 0), then ``n_gibbs`` Gibbs sweeps plus one more with probability
-``gibbs_probability``. Integers are Python ints and ``gibbs_probability`` a float, so that every
+``gibbs_probability``. The merge-split proposals pick their pair uniformly
+(``sams_split_probability`` 0.0) or balanced between splits and merges (the probability of a
+split), and allocate in a random or (``sams_informed``) the informed order (:mod:`.sams`).
+Integers are Python ints, probabilities floats and ``sams_informed`` a bool, so that every
 mix has the same numba type (one compiled :func:`run_step`).
 """
 
@@ -151,7 +158,7 @@ def run_step(rng, labels, reuse, m, s, w, mix, block, out_labels):
             if accepted:
                 n_acc += 1
         for _ in range(mix.n_sams):
-            kind, accepted = sams_move(rng, m, s, w)
+            kind, accepted = sams_move(rng, m, s, w, mix.sams_split_probability, mix.sams_informed)
             if kind > 0:
                 n_prop += 1
             if accepted:

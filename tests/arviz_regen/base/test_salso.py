@@ -141,6 +141,8 @@ def test_runs_in_blocks_elsewhere_give_the_same_result(route):
 
     here = salso_search(n_runs=7, seed=5, **kw)
     there = salso_search(n_runs=7, seed=5, map_runs=elsewhere, n_blocks=3, **kw)
-    assert [len(b[0]) for b in blocks_seen] == [2, 2, 3]
+    assert [len(b[0]) for b in blocks_seen[:3]] == [2, 2, 3]
+    # thinned chains: the final sweetening on all draws is one more call, with the 7 runs' estimates
+    assert [len(b[0]) for b in blocks_seen[3:]] == ([] if route == "psm" else [7])
     for name in here._fields:
         np.testing.assert_array_equal(getattr(there, name), getattr(here, name), err_msg=name)

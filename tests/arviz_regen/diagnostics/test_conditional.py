@@ -48,6 +48,37 @@ def test_power_and_mcse():
     np.testing.assert_allclose(res.mcse, want, rtol=0.25)
 
 
+def test_state_tau_covers_a_slow_component():
+    """Terms with a small slow part (4 % of their variance per draw, an AR(1) of 30 autocorrelation
+    times: more than half of the long-run variance) look white to their own autocorrelations; the
+    state's time (``state_tau``, from a trace of the slow coordinate) gives batches that see it."""
+    from arviz_regen.base.autocorrelation import integrated_time
+
+    rng = np.random.default_rng(9)
+    runs, chains, draws, share, phi = 200, 4, 1000, 0.04, 1.0 - 2.0 / 31.0  # tau = (1 + phi) / (1 - phi) = 30
+    e = rng.normal(size=(runs, chains, draws + 300))
+    slow = np.empty_like(e)
+    slow[..., 0] = e[..., 0]
+    for t in range(1, e.shape[-1]):  # unit-variance AR(1), burnt in
+        slow[..., t] = phi * slow[..., t - 1] + np.sqrt(1 - phi**2) * e[..., t]
+    slow = slow[..., 300:]
+    x = np.sqrt(share) * slow[..., None] + np.sqrt(1 - share) * rng.normal(size=(runs, chains, draws, 2))
+    sigma2 = 1 - share + share * 30.0  # the long-run variance of each check
+    state = slow + 0.5 * rng.normal(size=slow.shape)  # a noisy trace of the slow coordinate
+    own, with_state = [], []
+    for r in range(runs):
+        tau = float(np.nanmax(integrated_time(state[r])))
+        own.append(conditional_test(x[r]).mcse ** 2 * chains * draws / sigma2)
+        with_state.append(conditional_test(x[r], state_tau=tau).mcse ** 2 * chains * draws / sigma2)
+    # batches of sqrt(N): 0.77, about 40 % of the slow part missed; of four times the state's time
+    # 0.94, the 1 / (2 x 4) of the slow part's share the maths predicts (SE of the mean about 0.02)
+    assert np.mean(own) < 0.82
+    assert 0.88 < np.mean(with_state) < 1.1
+    with pytest.raises(ValueError, match="state_tau"):
+        conditional_test(x[0], state_tau=-1.0)
+    assert batch_length(x[0], state_tau=8.0) == 4 * 8 and conditional_test(x[0], state_tau=8.0).df == 4 * 31 - 1
+
+
 def test_degenerate_terms():
     rng = np.random.default_rng(4)
     x = rng.normal(size=(2, 400, 1))
@@ -91,6 +122,13 @@ def test_result_and_accessor():
         np.testing.assert_allclose(idata.regen.conditional_check()["z"], res["z"])
     shifted = arviz_regen.conditional_check(_idata(rng, shift=0.1))
     assert float(shifted["z"].sel(check="all")) < 1e-3
+    # the state's time, stored with the terms, sets longer batches
+    slow = _idata(rng)
+    slow["conditional_checks"]["z"].attrs["state_tau"] = 10.0
+    assert arviz_regen.conditional_check(slow)["z"].attrs["df"] == 4 * (500 // 40) - 1
+    slow["conditional_checks"]["z"].attrs["state_tau"] = "slow"
+    with pytest.raises(ValueError, match="state_tau"):
+        arviz_regen.conditional_check(slow)
 
 
 def test_bad_input():

@@ -183,3 +183,16 @@ def test_point_estimate_and_credible_ball_score_on_the_active_client(client, wan
     for a, b in ((there, here), (ball_there, ball_here)):
         a.attrs.pop("seconds", None), b.attrs.pop("seconds", None)  # the only thing that may differ
         xr.testing.assert_identical(a, b)
+
+
+def test_point_estimate_and_credible_ball_take_a_client(client, wandering):
+    idata, lazy = wandering
+    here = arviz_regen.point_estimate(idata, random_seed=3, client=False)
+    ball_here = arviz_regen.credible_ball(idata, level=0.9, random_seed=3, client=False)
+    there, names = _ran(client, lambda: arviz_regen.point_estimate(lazy, random_seed=3, client=client))
+    assert names["salso_runs"] == 2 and names["_state_block_losses"] == 1
+    ball_there, names = _ran(client, lambda: arviz_regen.credible_ball(lazy, level=0.9, random_seed=3, client=client))
+    assert names["salso_runs"] == 2 and names["_state_block_losses"] == 2  # the search's and the ball's
+    here.attrs.pop("seconds"), there.attrs.pop("seconds")
+    xr.testing.assert_identical(there, here)
+    xr.testing.assert_identical(ball_there, ball_here)

@@ -103,6 +103,7 @@ def test_convergence_checks_see_a_view_without_the_partition():
     assert np.shares_memory(get_group(view, "posterior")["mu"].values, get_group(idata, "posterior")["mu"].values)
 
 
+@pytest.mark.default_backend  # the warnings of PyMC's and PyTensor's default compilation path too
 def test_sampling_raises_no_deprecation_or_migration_warning():
     """Building the steps, pm.sample's step assignment, a compound step and the default
     convergence checks, with every deprecation, future and migration warning an error."""

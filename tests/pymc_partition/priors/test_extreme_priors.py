@@ -113,6 +113,7 @@ def test_random_parameters_give_the_same_tables_at_the_extremes():
             np.testing.assert_allclose(got_h, want_h, rtol=1e-12, atol=TOL, err_msg=f"{name} {vals}")
 
 
+@pytest.mark.default_backend
 @pytest.mark.parametrize(
     "prior, clusters",
     [(pmp.DirichletProcess(1e-300), 1), (pmp.PitmanYor(1e300, 0.5), 6),

@@ -146,6 +146,7 @@ def _n_clusters_marginal(factory, hyper_pdf, n, lower, upper):
     return np.array([integrate.quad(p_c, lower, upper, args=(c,), epsabs=1e-11)[0] for c in range(1, n + 1)])
 
 
+@pytest.mark.default_backend
 @pytest.mark.parametrize(
     "name, hyper, pdf, lower, upper, seed",
     [

@@ -295,6 +295,7 @@ def test_partition_initial_point_and_errors():
             pmp.Partition("e", n_items=3, prior=pmp.UniformPartition(), shape=(3,))
 
 
+@pytest.mark.default_backend
 @pytest.mark.parametrize("name, seed", [("umd", 1), ("dp_small", 2), ("py", 3), ("uniform", 4), ("mfm_poisson", 5)])
 def test_prior_draws_match_pmf(name, seed):
     n, n_draws = 4, 2000
@@ -318,6 +319,7 @@ def test_prior_draws_match_pmf(name, seed):
     assert p_value > ALPHA, f"{name}: chi2={chi2:.1f}, df={len(exp) - 1}, p={p_value:.2g}"
 
 
+@pytest.mark.default_backend
 def test_prior_draws_reproducible():
     z = pmp.Partition.dist(n_items=6, prior=pmp.DirichletProcess(alpha=1.0))
     a = pm.draw(z, draws=20, random_seed=5)

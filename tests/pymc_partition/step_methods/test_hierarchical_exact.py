@@ -30,6 +30,8 @@ RNG = np.random.default_rng(7)
 BINARY = (RNG.random((N, 4)) < np.array([0.2, 0.8, 0.5, 0.3])).astype(float)
 BINARY[:2] = 1 - BINARY[:2]
 NORMAL = np.concatenate([RNG.normal(-1.0, 0.4, (3, 2)), RNG.normal(1.5, 0.4, (2, 2))])
+# NUTS's 16,000 draws of gradients: compiled they cost less than in FAST_COMPILE (tests/pymc_partition/conftest.py)
+pytestmark = pytest.mark.default_backend
 
 CASES = {
     # name: (model builder, hyperparameter name, log prior density of theta, grid of theta)

@@ -29,6 +29,8 @@ MIXES = {
     "mix": dict(n_proposals=2, n_gibbs_scans=1),
     "rare_gibbs": dict(n_proposals=6, n_gibbs_scans=0, gibbs_probability=0.3),
     "alone_graph": dict(n_proposals=12, n_gibbs_scans=0, specialize=False),  # the family's graph
+    "balanced_informed": dict(n_proposals=12, n_gibbs_scans=0, split_probability=0.5, order="informed"),
+    "balanced_mix": dict(n_proposals=4, n_gibbs_scans=1, split_probability=0.3),
 }
 
 CASES = [
@@ -44,6 +46,9 @@ CASES = [
     ("mix", "spike", "umd", 6),
     ("rare_gibbs", "poisson", "dp", 6),
     ("alone_graph", "bernoulli", "py", 5),
+    ("balanced_informed", "niw", "dp", 6),
+    ("balanced_informed", "poisson", "py", 5),
+    ("balanced_mix", "nig", "mfm", 6),
 ]
 
 
@@ -153,6 +158,9 @@ def test_pm_sample_records_the_stats():
         (dict(gibbs_probability=1.5), ValueError, "gibbs_probability"),
         (dict(n_proposals=0, n_gibbs_scans=0), ValueError, "never update"),
         (dict(thin=0), ValueError, "thin"),
+        (dict(split_probability=1.0), ValueError, "strictly between"),
+        (dict(split_probability="a"), TypeError, "split_probability"),
+        (dict(order="smart"), ValueError, "order"),
     ],
 )
 def test_bad_arguments(kwargs, error, match):

@@ -51,6 +51,7 @@ STEPS = {
 }
 
 
+@pytest.mark.default_backend
 @pytest.mark.parametrize("kind", list(STEPS))
 def test_sample_stats_and_exact_logp(model, kind):
     idata = _sample(model, STEPS[kind])

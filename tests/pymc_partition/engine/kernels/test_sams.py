@@ -1,8 +1,9 @@
 """The sequentially allocated merge-split move (``engine/kernels/sams.py``), exactly.
 
 On small problems (random hyperparameters, several families and priors) the move's transition
-matrix is built by enumerating the ordered pair ``(i, j)``, the allocation order of ``S`` and, for
-a split, every allocation, with the proposal probabilities from the kernel
+matrix is built by enumerating the ordered pair ``(i, j)`` (uniform or balanced between splits
+and merges), the allocation order of ``S`` (random or informed) and, for a split, every
+allocation, with the proposal probabilities from the kernel
 (:func:`~pymc_partition.engine.kernels.sams_log_q`) and the posterior from
 :func:`pymc_partition.exact_posterior`. Checked: rows sum to one, detailed balance holds to
 rounding, the move alone connects every pair of states; and the compiled move, run many times
@@ -23,22 +24,41 @@ from random_models import all_partitions, random_model
 
 import pymc_partition as pmp
 from pymc_partition.engine import MoveMix, PartitionKernel
-from pymc_partition.engine.kernels import sams_log_q
+from pymc_partition.engine.kernels import sams_informed_order, sams_log_q
 from pymc_partition.model_spec import partition_spec
 from pymc_partition.state import state_keys
 
 ALPHA = 0.001
 
 
-def sams_kernel(model, n_proposals=1):
+#: the move's options: (split_probability, informed); 0.0 and False is Dahl & Newcomb's move
+MODES = {"uniform": (0.0, False), "balanced": (0.3, False), "informed": (0.0, True), "balanced_informed": (0.6, True)}
+
+
+def sams_kernel(model, n_proposals=1, mode="uniform"):
     """A kernel doing ``n_proposals`` SAMS proposals per step and nothing else."""
+    p, informed = MODES[mode]
     mix = MoveMix(n_gibbs=0, n_split_merge=0, n_scans=0, gibbs_probability=0.0, thin=1,
-                  n_sams=n_proposals)  # fmt: skip
+                  n_sams=n_proposals, sams_split_probability=p, sams_informed=informed)  # fmt: skip
     return PartitionKernel.from_spec(partition_spec(model), mix)
 
 
-def sams_transition_matrix(model, kernel):
-    """Exact transition matrix of one SAMS proposal, every random choice enumerated."""
+def pair_probability(z, i, j, p):
+    """Probability of drawing the ordered pair ``(i, j)`` in state ``z`` (uniform pairs if ``p == 0``)."""
+    n = z.size
+    if p == 0:
+        return 1.0 / (n * (n - 1))
+    n_i = int((z == z[i]).sum())
+    return (p / (n_i - 1) if z[j] == z[i] else (1 - p) / (n - n_i)) / n
+
+
+def sams_transition_matrix(model, kernel, mode="uniform"):
+    """Exact transition matrix of one SAMS proposal, every random choice enumerated.
+
+    The pair's probability and the Hastings ratio's pair term are computed here, from their
+    definitions; the informed order comes from the kernel (any order fixed by the pair and ``S`` is exact).
+    """
+    p, informed = MODES[mode]
     n = kernel.n_items
     states = all_partitions(n)
     keys = state_keys(states, assume_canonical=True).tolist()
@@ -47,10 +67,15 @@ def sams_transition_matrix(model, kernel):
     bundles = kernel.bundles
     T = np.zeros((len(states), len(states)))
     for s, z in enumerate(states):
+        # balanced pairs: a split drawn for a singleton ``i`` (or a merge with one cluster) proposes nothing
+        T[s, s] += 1.0 - sum(pair_probability(z, i, j, p) for i, j in itertools.permutations(range(n), 2))
         for i, j in itertools.permutations(range(n), 2):
             members = [k for k in range(n) if k not in (i, j) and z[k] in (z[i], z[j])]
-            orders = list(itertools.permutations(members))
-            w = 1.0 / (n * (n - 1) * len(orders))
+            if informed:
+                orders = [sams_informed_order(i, j, np.array(members, dtype=np.int64), *bundles)]
+            else:
+                orders = list(itertools.permutations(members))
+            w = pair_probability(z, i, j, p) / len(orders)
             for order in orders:
                 order = np.array(order, dtype=np.int64)
                 if z[i] == z[j]:
@@ -60,39 +85,45 @@ def sams_transition_matrix(model, kernel):
                         new[order[np.array(outcome, dtype=bool)]] = z.max() + 1
                         new = pmp.canonicalize(new)
                         log_q = sams_log_q(new, i, j, order, *bundles)
+                        pair = np.log(pair_probability(new, i, j, p) / pair_probability(z, i, j, p))
                         t = where[state_keys(new, assume_canonical=True).item()]
-                        acc = min(1.0, np.exp(logp[t] - logp[s] - log_q))
+                        acc = min(1.0, np.exp(logp[t] - logp[s] - log_q + pair))
                         T[s, t] += w * np.exp(log_q) * acc
                         T[s, s] += w * np.exp(log_q) * (1 - acc)
                 else:
                     log_q = sams_log_q(z, i, j, order, *bundles)
                     new = z.copy()
                     new[new == z[j]] = z[i]
+                    pair = np.log(pair_probability(new, i, j, p) / pair_probability(z, i, j, p))
                     t = where[state_keys(pmp.canonicalize(new), assume_canonical=True).item()]
-                    acc = min(1.0, np.exp(logp[t] - logp[s] + log_q))
+                    acc = min(1.0, np.exp(logp[t] - logp[s] + log_q + pair))
                     T[s, t] += w * acc
                     T[s, s] += w * (1 - acc)
     return states, keys, T, logp
 
 
 CASES = [
-    # (family, prior, n)
-    ("nig", "dp", 5),
-    ("niw", "py", 5),
-    ("bernoulli", "umd", 5),
-    ("poisson", "mfm", 5),
-    ("spike", "uniform", 4),
-    ("nig", "py", 4),
+    # (family, prior, n, mode)
+    ("nig", "dp", 5, "uniform"),
+    ("niw", "py", 5, "uniform"),
+    ("bernoulli", "umd", 5, "uniform"),
+    ("poisson", "mfm", 5, "uniform"),
+    ("spike", "uniform", 4, "uniform"),
+    ("nig", "py", 4, "uniform"),
+    ("nig", "dp", 5, "balanced_informed"),
+    ("bernoulli", "py", 5, "balanced"),
+    ("poisson", "umd", 5, "informed"),
+    ("niw", "mfm", 4, "balanced_informed"),
 ]
 
 
 @pytest.fixture(scope="module", params=CASES, ids=lambda c: "-".join(map(str, c)))
 def case(request):
-    family, prior, n = request.param
-    seed = zlib.crc32(repr(request.param).encode())
+    family, prior, n, mode = request.param
+    seed = zlib.crc32(repr(request.param[:3]).encode())
     model = random_model(family, prior, n, seed)
-    kernel = sams_kernel(model)
-    states, keys, T, logp = sams_transition_matrix(model, kernel)
+    kernel = sams_kernel(model, mode=mode)
+    states, keys, T, logp = sams_transition_matrix(model, kernel, mode)
     return SimpleNamespace(model=model, kernel=kernel, seed=seed, states=states,
                            keys=np.asarray(keys), T=T, logp=logp)  # fmt: skip
 

@@ -17,7 +17,7 @@ from arviz_regen.xr.containers import get_group, group_names
 PROBS = 1.0 / np.arange(1, 31)
 PROBS /= PROBS.sum()
 ALPHA = 0.05
-GRID = dict(first=500, growth=2.0)  # checkpoints 500, 1000, 2000, 4000, 8000
+GRID = dict(first=500, growth=2.0)  # checkpoints 500, 1000, 2000, 4000 (, 8000, 16000)
 
 
 def _tol(n, p):
@@ -46,30 +46,31 @@ def test_checkpoint_grid():
 
 @pytest.mark.parametrize("kind", ["iid", "slow"])
 def test_correct_sampler_is_rarely_ever_flagged(states, kind):
-    # precision never reached (epsilon tiny): every checkpoint of the run is a look
+    # precision never reached (epsilon tiny): every checkpoint of the run is a look (4 of them)
     n = 120
     flagged = []
     for r in range(n):
         rng = np.random.default_rng(1000 * (kind == "slow") + r)
         if kind == "iid":
-            idx = iid_chain(PROBS, 2, 8000, rng)
+            idx = iid_chain(PROBS, 2, 4000, rng)
         else:
-            idx = metropolis_chain(PROBS, 2, 8000, rng, stay=0.8, max_step=3)
+            idx = metropolis_chain(PROBS, 2, 4000, rng, stay=0.8, max_step=3)
         hist = when_converged(make_idata(states, idx, np.log(PROBS)), epsilon=1e-9, random_seed=r, **GRID)
-        assert hist.sizes["checkpoint"] == 5 or hist.attrs["status"] == "flagged"
+        assert hist.sizes["checkpoint"] == 4 or hist.attrs["status"] == "flagged"
         flagged.append(hist.attrs["status"] == "flagged")
     assert np.mean(flagged) <= ALPHA + _tol(n, ALPHA)
 
 
 def test_stops_with_requested_precision_and_covers_truth(states, truth):
+    # a precision reached at 4,000 or 8,000 draws (in 149 of the 150 runs)
     n = 150
-    eps = 0.04
+    eps = 0.06
     covered, stopped = [], 0
     iu, ju = np.triu_indices(8, 1)
     pair = np.argmin(np.abs(truth[iu, ju] - 0.5))  # the least certain pair: one per run
     i, j = iu[pair], ju[pair]
     for r in range(n):
-        idx = metropolis_chain(PROBS, 2, 16_000, np.random.default_rng(5000 + r), stay=0.5, max_step=3)
+        idx = metropolis_chain(PROBS, 2, 8000, np.random.default_rng(5000 + r), stay=0.5, max_step=3)
         idata = make_idata(states, idx, np.log(PROBS))
         hist = when_converged(idata, epsilon=eps, random_seed=r, **GRID)
         if hist.attrs["status"] != "converged":

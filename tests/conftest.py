@@ -4,12 +4,43 @@ Found by ``pymc_partition.datasets.arabidopsis_path`` like everywhere else: the 
 variable ``PMP_ARABIDOPSIS_CSV`` (a file or its folder), else
 ``../shared/data/arabidopsis_messerli2007.csv`` beside the clone. Tests that need it are skipped
 when it is missing; a ``PMP_ARABIDOPSIS_CSV`` naming a missing file is an error, not a skip.
+
+PyTensor's backend, compiled only where a test is about it: in PyTensor's default mode each
+distinct graph PyMC compiles (``model.compile_logp()``, the initial point, NUTS or Metropolis on
+the other variables) costs a C compilation with gcc on PyMC 5 (seconds each from an empty compile
+folder, as on a clean machine) or a numba compilation on PyMC 6. A test folder whose tests check
+what the code computes opts in to ``FAST_COMPILE`` (the Python linker: nothing compiled) with an
+autouse fixture in its ``conftest.py`` that requests ``pytensor_fast_compile``; the package's
+own kernels keep their explicit modes. Tests marked ``default_backend`` keep PyTensor's default
+mode: NUTS runs of thousands of draws (their gradients run faster compiled than the compilation
+costs), the warnings of PyMC's default compilation path, the numba random draws, and the user's
+main path once per stack (the README's example, ``pm.sample`` checked against the exact log
+posterior).
 """
 
 import pytest
 
 from pymc_partition.datasets import ARABIDOPSIS_ENV
 from pymc_partition.datasets import arabidopsis_path as _resolve
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "default_backend: run in PyTensor's default mode (C on PyMC 5, numba on PyMC 6), not FAST_COMPILE",
+    )
+
+
+@pytest.fixture
+def pytensor_fast_compile(request):
+    """PyTensor in ``FAST_COMPILE`` for the test, unless it is marked ``default_backend``."""
+    if request.node.get_closest_marker("default_backend"):
+        yield
+        return
+    import pytensor
+
+    with pytensor.config.change_flags(mode="FAST_COMPILE"):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 from arviz_regen.xr.containers import arviz_major, is_datatree, is_inference_data  # noqa: E402
 
@@ -34,6 +35,7 @@ def _is_api_warning(w):
     return issubclass(w.category, (DeprecationWarning, FutureWarning)) or "Migration" in name
 
 
+@pytest.mark.default_backend  # the user's first path, compiled as on their machine
 def test_readme_examples_run_on_this_stack():
     blocks = _blocks()
     assert blocks, "README example not found"

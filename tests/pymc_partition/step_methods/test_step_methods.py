@@ -51,10 +51,23 @@ STEPS = {
 }
 
 
+@pytest.fixture(scope="module")
+def posterior(model):
+    """One ``pm.sample`` run per step kind (seed 7), read by the tests below; drawn on first use."""
+    runs = {}
+
+    def get(kind):
+        if kind not in runs:
+            runs[kind] = _sample(model, STEPS[kind], random_seed=7)
+        return runs[kind]
+
+    return get
+
+
 @pytest.mark.default_backend
 @pytest.mark.parametrize("kind", list(STEPS))
-def test_sample_stats_and_exact_logp(model, kind):
-    idata = _sample(model, STEPS[kind])
+def test_sample_stats_and_exact_logp(model, posterior, kind):
+    idata = posterior(kind)
     post = idata.posterior["z"]
     assert post.dims == ("chain", "draw", "z_dim_0")
     assert post.shape == (2, 200, 10)
@@ -77,8 +90,8 @@ def test_sample_stats_and_exact_logp(model, kind):
 
 
 @pytest.mark.parametrize("kind", list(STEPS))
-def test_seed_reproducibility_and_cores(model, kind):
-    a = _sample(model, STEPS[kind], random_seed=7)
+def test_seed_reproducibility_and_cores(model, posterior, kind):
+    a = posterior(kind)
     b = _sample(model, STEPS[kind], random_seed=7)
     c = _sample(model, STEPS[kind], random_seed=8)
     za, zb, zc = (i.posterior["z"].values for i in (a, b, c))

@@ -93,6 +93,9 @@ def test_mixture_of_finite_mixtures_refuses_what_its_series_cannot_reach_quickly
         make().tables(N)
 
 
+# the default backend: the numbers a model's logp reads. FAST_COMPILE skips PyTensor's
+# stabilising rewrites, and on PyTensor 2.38 the MFM series at gamma = 1e100 then gives -inf.
+@pytest.mark.default_backend
 def test_random_parameters_give_the_same_tables_at_the_extremes():
     """The pytensor graph of each prior (its parameters PyMC variables) at the extreme values
     equals the numbers, so the model's logp and the samplers read the same prior there."""

@@ -24,13 +24,13 @@ of estimate cluster k in cluster l of draw t. Two ways to score a move:
 - "psm": for Binder the sum over draws is Σ_t w_t G(n_{t,k,l_t(i)}) = 2 Σ_{j∈k} ρ_ij + 1 with
   ρ the co-clustering matrix: O(n) per item, for any ρ (e.g. regenerative estimates).
 
-Both routes run the same search (:func:`_run`), compiled once per route around the route's own
-function for scores, moves and losses (a search compiles only the route it uses).
+Both routes run the same search (:func:`_run`, compiled once), which calls the route's own
+function for scores, moves and losses (:mod:`arviz_regen.base.salso_ops`) through a pointer: a
+search compiles only the route it uses, and the route's code is not compiled again into the search.
 """
 
 from __future__ import annotations
 
-import types
 from typing import NamedTuple
 
 import numpy as np
@@ -54,188 +54,15 @@ INITS = ("sequential", "random", "draw", "given")
 MAX_CMS_BYTES = 1 << 30
 
 #: options of the kernels called only from compiled code: no Python or C entry points to build
-#: (part of what a first call compiles)
-_INNER = {"cache": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+#: (part of what a first call compiles), no reference counting (they allocate nothing)
+_INNER = {"cache": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True, "_nrt": False}
 
 # what the route functions are asked to do (argument ``what``)
 _SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
 
 
-@lazy_njit(**_INNER)
-def _psm_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
-    """Compute the "psm" route: scores and losses from the co-clustering matrix ρ.
-
-    ``d`` = (ρ, S) with S[0, j, k] = Σ_{l ∈ k} ρ_jl kept up to date by the moves (O(n) a move,
-    O(K) a score instead of O(n)), S[1] a copy (zealous updates); ``truth_term`` Σ_{i<j} ρ_ij.
-    _SCORE: acc[k] = 2 Σ_{j ∈ k, j ≠ i} ρ_ij + 1 (k1: the cluster of i, −1: none); _LOSS: the
-    expected Binder loss. The other requests as for :func:`_track_op`.
-    """
-    psm, S2 = d
-    S = S2[0]
-    saved = S2[1]
-    n = lab.shape[0]
-    if what == 0:
-        for k in range(K):
-            acc[k] = S[i, k]
-        if k1 >= 0:
-            acc[k1] -= psm[i, i]
-        for k in range(K):
-            acc[k] = 2.0 * acc[k] + 1.0
-    elif what == 1:
-        for j in range(n):
-            if k1 >= 0:
-                S[j, k1] -= psm[i, j]
-            if k2 >= 0:
-                S[j, k2] += psm[i, j]
-    elif what == 2 or what == 3:
-        for j in range(n):
-            S[j, k1] = S[j, k2] if what == 3 else 0.0
-            if what == 3:
-                S[j, k2] = 0.0
-    elif what == 4 or what == 6:
-        k_top = S.shape[1] if what == 4 else max(K, k1)
-        for j in range(n):
-            for k in range(k_top):
-                S[j, k] = 0.0
-            if what == 6:
-                for k in range(K):
-                    S[j, imap[k]] = saved[j, k]
-    elif what == 5:
-        for j in range(n):
-            for k in range(K):
-                saved[j, k] = S[j, k]
-    elif what == 7:
-        # a Σ ρ over all pairs, corrected on the pairs together: (2 − a)(1 − ρ) − a ρ each
-        together = 0.0
-        inside = 0.0
-        for k in range(K):
-            together += 0.5 * size[k] * (size[k] - 1)
-        for j in range(n):
-            inside += S[j, lab[j]] - psm[j, j]
-        return a * truth_term + (2.0 - a) * together - inside
-    return 0.0
-
-
-@lazy_njit(**_INNER)
-def _track_op(what, d, lab, size, acc, imap, i, k1, k2, K, a, scale, truth_term):
-    """Compute the "draws" route on tracks (:mod:`arviz_regen.base.cluster_tracks`).
-
-    ``d`` = (ptr, seg, w, tab, cnt, QQ, dirty) (few arrays: each is unpacked at every call): ptr
-    the segments of each item (seg_ptr, n + 1) then the first epoch of each track (epoch_start);
-    seg the track, first and past-the-last epoch of each segment; w the epochs' weights; tab the
-    tables G, G(· − 1) and F; cnt[0] the items of each estimate cluster per epoch, cnt[1] a copy
-    (zealous updates); QQ[0], QQ[1] running sums along each track of w G(cnt) and w G(cnt − 1)
-    (track τ's at rows epoch_start[τ] + τ … epoch_start[τ + 1] + τ); dirty[0], dirty[1], per track
-    and cluster, the first epoch whose running sums QQ[0], QQ[1] are stale (−1: none); QQ[1] is
-    read only for an item's own cluster, so it is brought up to date separately.
-
-    _SCORE: acc[k] = Σ_t w_t G(n_{t,k,l_t(i)}) over the draws with i taken out of its cluster k1
-    (−1: unallocated); _MOVE: i from cluster k1 to k2 (−1: none); _CLEAR: cluster k1 empty;
-    _RELABEL: cluster k2 becomes k1; _RESET: no item allocated; _SAVE / _RESTORE: copy the
-    counts of K clusters / put them back under labels imap[k] (k1: the clusters before);
-    _LOSS: the expected loss. Columns of cnt from K on are zero, their running sums stale.
-    """
-    ptr, seg, w, tab, cnt2, QQ, dirty = d
-    seg_ptr = ptr[: lab.shape[0] + 1]
-    ep_start = ptr[lab.shape[0] + 1 :]
-    F = tab[2]
-    cnt = cnt2[0]
-    saved = cnt2[1]
-    n_tracks = ep_start.shape[0] - 1
-    k_alloc = cnt.shape[1]
-    if what == 0:
-        for k in range(K):
-            acc[k] = 0.0
-        own = 0.0  # i's own cluster, summed apart (QQ[1]) and written last
-        Q0 = QQ[0]
-        for s in range(seg_ptr[i], seg_ptr[i + 1]):
-            tr = seg[s, 0]
-            h1 = seg[s, 1] + tr
-            h2 = seg[s, 2] + tr
-            stale = -1  # whether any running sum of QQ[0] is stale (a loop without branches)
-            for k in range(K):
-                stale = max(stale, dirty[0, tr, k])
-            # stale sums brought up to date: QQ[1] for i's cluster, then QQ[0] for all if any
-            for q in range(K + 1 if stale >= 0 else 1):
-                m = 1 if q == 0 else 0
-                k = k1 if q == 0 else q - 1
-                g0 = dirty[m, tr, k] if k >= 0 else -1
-                if g0 >= 0:  # running sums of this track and cluster from epoch g0 on
-                    run = QQ[m, g0 + tr, k]
-                    for g in range(g0, ep_start[tr + 1]):
-                        run += w[g] * tab[m, cnt[g, k]]
-                        QQ[m, g + tr + 1, k] = run
-                    dirty[m, tr, k] = -1
-            for k in range(K):  # no branch: a loop the compiler vectorises
-                acc[k] += Q0[h2, k] - Q0[h1, k]
-            if k1 >= 0:
-                own += QQ[1, h2, k1] - QQ[1, h1, k1]
-        if k1 >= 0:
-            acc[k1] = own
-    elif what == 1:
-        for s in range(seg_ptr[i], seg_ptr[i + 1]):
-            tr = seg[s, 0]
-            g1 = seg[s, 1]
-            for k, step in ((k1, -1), (k2, 1)):
-                if k < 0:
-                    continue
-                for g in range(g1, seg[s, 2]):
-                    cnt[g, k] += step
-                for m in range(2):
-                    if dirty[m, tr, k] < 0 or g1 < dirty[m, tr, k]:
-                        dirty[m, tr, k] = g1
-    elif what == 2:
-        for g in range(cnt.shape[0]):
-            cnt[g, k1] = 0
-        for m in range(2):
-            for tr in range(n_tracks):
-                dirty[m, tr, k1] = ep_start[tr]
-    elif what == 3:
-        for g in range(cnt.shape[0]):
-            cnt[g, k1] = cnt[g, k2]
-            cnt[g, k2] = 0
-        for m in range(2):
-            for h in range(QQ.shape[1]):
-                QQ[m, h, k1] = QQ[m, h, k2]
-            for tr in range(n_tracks):
-                dirty[m, tr, k1] = dirty[m, tr, k2]
-                dirty[m, tr, k2] = ep_start[tr]
-    elif what == 4 or what == 6:
-        # columns from max(K, k1) on are zero already (k1: the clusters before a restore)
-        k_top = k_alloc if what == 4 else max(K, k1)
-        for g in range(cnt.shape[0]):
-            for k in range(k_top):
-                cnt[g, k] = 0
-            if what == 6:
-                for k in range(K):
-                    cnt[g, imap[k]] = saved[g, k]
-        for m in range(2):
-            for tr in range(n_tracks):
-                for k in range(k_top):
-                    dirty[m, tr, k] = ep_start[tr]
-    elif what == 5:
-        for g in range(cnt.shape[0]):
-            for k in range(K):
-                saved[g, k] = cnt[g, k]
-    elif what == 7:
-        est = 0.0
-        for k in range(K):
-            est += F[size[k]]
-        cross = 0.0
-        for g in range(cnt.shape[0]):
-            s = 0.0
-            for k in range(K):
-                s += F[cnt[g, k]]
-            cross += w[g] * s
-        return scale * (a * truth_term + (2.0 - a) * est - 2.0 * cross)
-    return 0.0
-
-
-#: route codes (``RunSettings.route``)
+#: route codes (``_Search.route``)
 _PSM, _TRACKS = 0, 1
-
-#: the route function :func:`_run` calls: bound per compiled kernel (:func:`_route_kernel`)
-_op = None
 
 
 @lazy_njit(**_INNER)
@@ -295,14 +122,13 @@ class RunBuffers(NamedTuple):
 class RunSettings(NamedTuple):
     """What a SALSO run (:func:`_run`) needs besides its buffers and start.
 
-    ``route`` (:data:`_PSM` or :data:`_TRACKS`) and ``d`` the data of its function (:func:`_psm_op`,
-    :func:`_track_op`); ``G`` the table G(m) = F(m + 1) − F(m); ``a``,
+    ``meta`` the address of the description of the buffers and the route's arrays
+    (:func:`arviz_regen.base.salso_ops.describe`); ``G`` the table G(m) = F(m + 1) − F(m); ``a``,
     ``scale``, ``truth_term`` the loss (:mod:`arviz_regen.base.partition_loss`); ``kcap`` the
     most clusters; ``k_random`` the clusters of random starts; ``max_scans``, ``max_zealous``.
     """
 
-    route: int
-    d: tuple
+    meta: int
     G: np.ndarray
     a: float
     scale: float
@@ -327,21 +153,18 @@ class RunStats(NamedTuple):
     ok: int
 
 
-def _run(buf, cfg, init, start, rng):
+@lazy_njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+def _run(op, buf, cfg, init, start, rng):
     """One SALSO run (:class:`RunBuffers` ``buf``, :class:`RunSettings` ``cfg``): a :class:`RunStats`.
 
+    ``op`` is the route's function (:mod:`arviz_regen.base.salso_ops`), called through a pointer.
     init 0: sequential allocation of the items in random order; 1: uniformly random labels over
     ``k_random`` clusters; else: the labels ``start``. The random numbers come from the stream
     ``rng`` (:func:`_randint`), drawn in the order of the published algorithm.
     """
     lab, size, acc, imap, work = buf.lab, buf.size, buf.acc, buf.imap, buf.work
-    d, G, a, scale, truth_term = cfg.d, cfg.G, cfg.a, cfg.scale, cfg.truth_term
+    meta, G, a, scale, truth_term = cfg.meta, cfg.G, cfg.a, cfg.scale, cfg.truth_term
     kcap, k_random, max_scans, max_zealous = cfg.kcap, cfg.k_random, cfg.max_scans, cfg.max_zealous
-    # typed values, not literals: a literal argument would compile the route function again
-    W0, W1, W2, W3 = np.int64(0), np.int64(1), np.int64(2), np.int64(3)
-    W4, W5, W6, W7 = np.int64(4), np.int64(5), np.int64(6), np.int64(7)
-    ZERO = np.int64(0)
-    NONE = np.int64(-1)
     n = lab.shape[0]
     k_alloc = size.shape[0]
     order = work[0]
@@ -365,7 +188,7 @@ def _run(buf, cfg, init, start, rng):
             for k in range(k_alloc):
                 size[k] = 0
             K = np.int64(0)
-            _op(W4, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            op(_RESET, meta, 0, -1, -1, K, a, scale, truth_term)
             if init == 0:
                 for j in range(n):
                     pend[j] = j
@@ -382,7 +205,7 @@ def _run(buf, cfg, init, start, rng):
                             return RunStats(0.0, 0, 0, 0, 0)
                         K += 1
                     k = imap[order[j]]
-                    _op(W1, d, lab, size, acc, imap, j, NONE, k, K, a, scale, truth_term)
+                    op(_MOVE, meta, j, -1, k, K, a, scale, truth_term)
                     lab[j] = k
                     size[k] += 1
                 n_pend = 0
@@ -399,24 +222,24 @@ def _run(buf, cfg, init, start, rng):
             attempts += 1
             for j in range(n):
                 saved[j] = lab[j]
-            _op(W5, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+            op(_SAVE, meta, 0, -1, -1, K, a, scale, truth_term)
             n_pend = 0
             for j in range(n):
                 if lab[j] == c:
                     pend[n_pend] = j
                     n_pend += 1
                     lab[j] = -1
-            _op(W2, d, lab, size, acc, imap, ZERO, c, NONE, K, a, scale, truth_term)
+            op(_CLEAR, meta, 0, c, -1, K, a, scale, truth_term)
             size[c] = 0
             if c != K - 1:  # the last cluster takes the label of the empty one
-                _op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                op(_RELABEL, meta, 0, c, K - 1, K, a, scale, truth_term)
             K = _take_label(lab, size, c, K - 1)
         # shuffled for a zealous update; in random order at the start
         if attempt >= 0 or init == 0:
             _shuffle(pend, n_pend, rng)
         for q in range(n_pend):  # sequential allocation
             i = pend[q]
-            _op(W0, d, lab, size, acc, imap, i, NONE, NONE, K, a, scale, truth_term)
+            op(_SCORE, meta, i, -1, -1, K, a, scale, truth_term)
             best = -1
             best_s = np.inf
             for k in range(K):
@@ -428,7 +251,7 @@ def _run(buf, cfg, init, start, rng):
                 best = K
             if best >= k_alloc:
                 return RunStats(0.0, 0, 0, 0, 0)
-            _op(W1, d, lab, size, acc, imap, i, NONE, best, K, a, scale, truth_term)
+            op(_MOVE, meta, i, -1, best, K, a, scale, truth_term)
             lab[i] = best
             size[best] += 1
             if best == K:
@@ -445,7 +268,7 @@ def _run(buf, cfg, init, start, rng):
                 c = lab[i]
                 lab[i] = -1
                 size[c] -= 1
-                _op(W0, d, lab, size, acc, imap, i, c, NONE, K, a, scale, truth_term)
+                op(_SCORE, meta, i, c, -1, K, a, scale, truth_term)
                 emptied = size[c] == 0
                 for k in range(K):
                     acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
@@ -464,7 +287,7 @@ def _run(buf, cfg, init, start, rng):
                 if best >= k_alloc:
                     return RunStats(0.0, 0, 0, 0, 0)
                 if best != c:
-                    _op(W1, d, lab, size, acc, imap, i, c, best, K, a, scale, truth_term)
+                    op(_MOVE, meta, i, c, best, K, a, scale, truth_term)
                     changed = True
                 lab[i] = best
                 size[best] += 1
@@ -472,12 +295,12 @@ def _run(buf, cfg, init, start, rng):
                     K += 1
                 if best != c and emptied:  # the last cluster takes the label of the empty one
                     if c != K - 1:
-                        _op(W3, d, lab, size, acc, imap, ZERO, c, K - 1, K, a, scale, truth_term)
+                        op(_RELABEL, meta, 0, c, K - 1, K, a, scale, truth_term)
                     K = _take_label(lab, size, c, K - 1)
             if not changed:
                 break
         n_scans += scans
-        cand = _op(W7, d, lab, size, acc, imap, ZERO, NONE, NONE, K, a, scale, truth_term)
+        cand = op(_LOSS, meta, 0, -1, -1, K, a, scale, truth_term)
         if attempt < 0:
             loss = cand
             # zealous updates: one representative item per cluster, clusters in random order
@@ -507,27 +330,10 @@ def _run(buf, cfg, init, start, rng):
             for j in range(n):
                 lab[j] = imap[saved[j]]
                 size[lab[j]] += 1
-            _op(W6, d, lab, size, acc, imap, ZERO, K, NONE, K_saved, a, scale, truth_term)
+            op(_RESTORE, meta, 0, K, -1, K_saved, a, scale, truth_term)
             K = K_saved
         attempt += 1
     return RunStats(loss, n_scans, attempts, accepts, 1)
-
-
-def _route_kernel(name, op):
-    """Compile :func:`_run` with ``_op`` bound to the route function ``op``, as ``name``.
-
-    A search compiles only its own route (half the first-call compilation of one kernel taking
-    both); the route is bound as a module-level name, not passed as an argument, whose
-    dispatcher type would differ in every process and keep the code out of the disk cache. The
-    distinct qualified name gives each kernel its own cache file.
-    """
-    func = types.FunctionType(_run.__code__.replace(co_name=name, co_qualname=name), {**globals(), "_op": op}, name)
-    func.__doc__ = _run.__doc__
-    return lazy_njit(cache=True, no_cfunc_wrapper=True)(func)
-
-
-_run_psm = _route_kernel("_run_psm", _psm_op)
-_run_tracks = _route_kernel("_run_tracks", _track_op)
 
 
 class SalsoResult(NamedTuple):
@@ -623,7 +429,7 @@ class _TrackRoute:
         self.data = (
             np.concatenate([t.seg_ptr, t.epoch_start]),
             np.stack([t.seg_track, t.seg_g1, t.seg_g2], axis=1).astype(np.int32),
-            t.epoch_weight, np.stack([self.G, self.Gm, self.F[: self.G.size]]),
+            np.ascontiguousarray(t.epoch_weight, dtype=np.float64), np.stack([self.G, self.Gm, self.F[: self.G.size]]),
             np.zeros((2, E, k_alloc), dtype=np.int32), np.zeros((2, E + n_tr, k_alloc)),
             np.zeros((2, n_tr, k_alloc), dtype=np.int64),
         )  # fmt: skip
@@ -689,18 +495,24 @@ class _Search:
         self.kcap = max(1, min(self.n if kcap is None else int(kcap), self.n))
         self.k_random = max(1, min(self.kcap, self.k_random))
         self.k_alloc = min(self.kcap, max(2 * self.k_random, 8))
-        self.buf = self.cfg = None
+        self.buf = self.cfg = self.data = self.meta = self.op = None
 
     def run(self, init, start, seed, max_scans, max_zealous):
         """One run from its own generator; more cluster columns and a rerun when it runs out."""
+        from . import salso_ops  # imports numba: on the first run, not with the package
+
         n = self.n
         while True:
             if self.buf is None or self.buf.size.shape[0] < self.k_alloc:
                 k = self.k_alloc
                 if self.route == _PSM:
-                    d = (self.psm, np.zeros((2, n, k)))
+                    d, layout, self.op = (
+                        (self.psm, np.zeros((2, n, k))),
+                        salso_ops.PSM_ARRAYS,
+                        salso_ops.route_op("psm"),
+                    )
                 else:
-                    d = self.tracks.resize(k)
+                    d, layout, self.op = self.tracks.resize(k), salso_ops.TRACK_ARRAYS, salso_ops.route_op("tracks")
                 self.buf = RunBuffers(
                     np.full(n, -1, dtype=np.int64),
                     np.zeros(k, dtype=np.int64),
@@ -708,14 +520,16 @@ class _Search:
                     np.zeros(n + k + 1, dtype=np.int64),
                     np.empty((4, n), dtype=np.int64),
                 )
+                # the arrays the route function reads by address: kept alive by self.buf and self.data
+                self.data = d
+                self.meta = salso_ops.describe((*self.buf[:4], *d), salso_ops.BUFFERS + layout)
                 self.cfg = RunSettings(
-                    self.route, d, self.G, float(self.spec.a), float(self.scale), float(self.truth_term),
-                    self.kcap, self.k_random, 0, 0,
+                    int(self.meta.ctypes.data), self.G, float(self.spec.a), float(self.scale),
+                    float(self.truth_term), self.kcap, self.k_random, 0, 0,
                 )  # fmt: skip
             cfg = self.cfg._replace(max_scans=int(max_scans), max_zealous=int(max_zealous))
-            kernel = _run_psm if self.route == _PSM else _run_tracks
-            out = kernel(self.buf, cfg, init, np.ascontiguousarray(start, dtype=np.int64),
-                         np.array([seed], dtype=np.uint64))  # fmt: skip
+            out = _run(self.op, self.buf, cfg, init, np.ascontiguousarray(start, dtype=np.int64),
+                       np.array([seed], dtype=np.uint64))  # fmt: skip
             if out.ok:
                 return out, self.buf.lab.copy()
             self.k_alloc = min(self.kcap, 2 * self.k_alloc)

@@ -1,0 +1,268 @@
+"""The route functions of the SALSO search (:mod:`arviz_regen.base.salso`), compiled as C callbacks.
+
+The search kernel (``salso._run``) calls its route's function through a function pointer (a
+numba first-class function): one kernel serves both routes, and its machine code holds no copy
+of the route function (a kernel called directly is linked into its caller, then optimised and
+compiled to machine code a second time there).
+
+A C callback takes scalars only. Its arrays are described by one int64 array ``meta``, whose
+address is the callback's second argument: four entries per array, its address and up to three
+dimensions (:func:`describe`), in the order of :data:`BUFFERS` then the route's own
+(:data:`PSM_ARRAYS`, :data:`TRACK_ARRAYS`). The callbacks index the arrays by hand through
+plain pointers (no array views to build or reference-count), so the caller must keep the
+arrays alive and C-contiguous with the dtypes listed there.
+
+Imported by the search's first run (this module imports numba: ``import arviz_regen`` does not).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types
+from numba.extending import intrinsic
+
+__all__ = ["SIGNATURE", "META_SIZE", "BUFFERS", "PSM_ARRAYS", "TRACK_ARRAYS", "describe", "route_op"]
+
+#: (what, meta address, i, k1, k2, K, a, scale, truth_term) -> float64: see :func:`_track_op`
+SIGNATURE = types.float64(
+    types.int64, types.int64, types.int64, types.int64, types.int64, types.int64,
+    types.float64, types.float64, types.float64,
+)  # fmt: skip
+
+#: the run's buffers, then up to seven arrays of the route: (name, dtype, ndim) each
+BUFFERS = (("lab", np.int64, 1), ("size", np.int64, 1), ("acc", np.float64, 1), ("imap", np.int64, 1))
+PSM_ARRAYS = (("psm", np.float64, 2), ("S", np.float64, 3))
+TRACK_ARRAYS = (
+    ("ptr", np.int64, 1), ("seg", np.int32, 2), ("w", np.float64, 1), ("tab", np.float64, 2),
+    ("cnt", np.int32, 3), ("QQ", np.float64, 3), ("dirty", np.int64, 3),
+)  # fmt: skip
+
+#: entries of ``meta``: four per array, for the buffers and the longer route's arrays
+META_SIZE = 4 * (len(BUFFERS) + len(TRACK_ARRAYS))
+
+#: the compiled callbacks, by route name ("psm", "tracks"): each compiled on first request
+_COMPILED = {}
+
+
+def describe(arrays, layout):
+    """Return the ``meta`` array of ``arrays`` (laid out as ``layout``: :data:`BUFFERS` + the route's)."""
+    meta = np.zeros(META_SIZE, dtype=np.int64)
+    for s, (arr, (name, dtype, ndim)) in enumerate(zip(arrays, layout, strict=True)):
+        if arr.dtype != dtype or arr.ndim != ndim or not arr.flags.c_contiguous:
+            raise TypeError(
+                f"SALSO array {name!r}: {arr.dtype} {arr.shape} is not a C-contiguous {ndim}-d {np.dtype(dtype)}"
+            )
+        meta[4 * s] = arr.ctypes.data
+        meta[4 * s + 1 : 4 * s + 1 + ndim] = arr.shape
+    return meta
+
+
+def route_op(route):
+    """Return the callback of ``route`` ("psm" or "tracks"), compiled (or read from disk) on first use."""
+    op = _COMPILED.get(route)
+    if op is None:
+        op = _COMPILED[route] = numba.cfunc(SIGNATURE, cache=True, _nrt=False)(_psm_op if route == "psm" else _track_op)
+    return op
+
+
+def _pointer_at(dtype):
+    """Make an intrinsic that reads an address (int64) as a pointer to ``dtype``."""
+
+    @intrinsic
+    def pointer_at(typingctx, address):
+        sig = types.CPointer(dtype)(address)
+
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+
+        return sig, codegen
+
+    return pointer_at
+
+
+_int64_at = _pointer_at(types.int64)
+_int32_at = _pointer_at(types.int32)
+_float64_at = _pointer_at(types.float64)
+
+
+def _psm_op(what, meta, i, k1, k2, K, a, scale, truth_term):
+    """Compute the "psm" route: scores and losses from the co-clustering matrix ρ.
+
+    The arrays (:data:`PSM_ARRAYS`) are ρ and S, with S[0, j, k] = Σ_{l ∈ k} ρ_jl kept up to
+    date by the moves (O(n) a move, O(K) a score instead of O(n)), S[1] a copy (zealous
+    updates); ``truth_term`` Σ_{i<j} ρ_ij.
+    _SCORE: acc[k] = 2 Σ_{j ∈ k, j ≠ i} ρ_ij + 1 (k1: the cluster of i, −1: none); _LOSS: the
+    expected Binder loss. The other requests as for :func:`_track_op`.
+    """
+    m = _int64_at(meta)
+    n = m[1]  # lab, size, acc, imap, ρ (n, n), S (2, n, ka): flat, indexed by hand
+    lab, size, acc, imap = _int64_at(m[0]), _int64_at(m[4]), _float64_at(m[8]), _int64_at(m[12])
+    psm = _float64_at(m[16])
+    S = _float64_at(m[20])
+    ka = m[23]
+    saved = n * ka  # S[1]
+    if what == 0:
+        for k in range(K):
+            acc[k] = S[i * ka + k]
+        if k1 >= 0:
+            acc[k1] -= psm[i * n + i]
+        for k in range(K):
+            acc[k] = 2.0 * acc[k] + 1.0
+    elif what == 1:
+        for j in range(n):
+            if k1 >= 0:
+                S[j * ka + k1] -= psm[i * n + j]
+            if k2 >= 0:
+                S[j * ka + k2] += psm[i * n + j]
+    elif what == 2 or what == 3:
+        for j in range(n):
+            S[j * ka + k1] = S[j * ka + k2] if what == 3 else 0.0
+            if what == 3:
+                S[j * ka + k2] = 0.0
+    elif what == 4 or what == 6:
+        k_top = ka if what == 4 else max(K, k1)
+        for j in range(n):
+            for k in range(k_top):
+                S[j * ka + k] = 0.0
+            if what == 6:
+                for k in range(K):
+                    S[j * ka + imap[k]] = S[saved + j * ka + k]
+    elif what == 5:
+        for j in range(n):
+            for k in range(K):
+                S[saved + j * ka + k] = S[j * ka + k]
+    elif what == 7:
+        # a Σ ρ over all pairs, corrected on the pairs together: (2 − a)(1 − ρ) − a ρ each
+        together = 0.0
+        inside = 0.0
+        for k in range(K):
+            together += 0.5 * size[k] * (size[k] - 1)
+        for j in range(n):
+            inside += S[j * ka + lab[j]] - psm[j * n + j]
+        return a * truth_term + (2.0 - a) * together - inside
+    return 0.0
+
+
+def _track_op(what, meta, i, k1, k2, K, a, scale, truth_term):
+    """Compute the "draws" route on tracks (:mod:`arviz_regen.base.cluster_tracks`).
+
+    The arrays (:data:`TRACK_ARRAYS`) are ptr, seg, w, tab, cnt, QQ and dirty: ptr
+    the segments of each item (seg_ptr, n + 1) then the first epoch of each track (epoch_start);
+    seg the track, first and past-the-last epoch of each segment; w the epochs' weights; tab the
+    tables G, G(· − 1) and F; cnt[0] the items of each estimate cluster per epoch, cnt[1] a copy
+    (zealous updates); QQ[0], QQ[1] running sums along each track of w G(cnt) and w G(cnt − 1)
+    (track τ's at rows epoch_start[τ] + τ … epoch_start[τ + 1] + τ); dirty[0], dirty[1], per track
+    and cluster, the first epoch whose running sums QQ[0], QQ[1] are stale (−1: none); QQ[1] is
+    read only for an item's own cluster, so it is brought up to date separately.
+
+    _SCORE: acc[k] = Σ_t w_t G(n_{t,k,l_t(i)}) over the draws with i taken out of its cluster k1
+    (−1: unallocated); _MOVE: i from cluster k1 to k2 (−1: none); _CLEAR: cluster k1 empty;
+    _RELABEL: cluster k2 becomes k1; _RESET: no item allocated; _SAVE / _RESTORE: copy the
+    counts of K clusters / put them back under labels imap[k] (k1: the clusters before);
+    _LOSS: the expected loss. Columns of cnt from K on are zero, their running sums stale.
+    """
+    m = _int64_at(meta)
+    n = m[1]  # the arrays flat, indexed by hand: cnt[c, g, k] at (c E + g) ka + k, and so on
+    size, acc, imap = _int64_at(m[4]), _float64_at(m[8]), _int64_at(m[12])
+    ptr = _int64_at(m[16])  # seg_ptr: ptr[i], epoch_start: ptr[n + 1 + τ]
+    seg = _int32_at(m[20])
+    w = _float64_at(m[24])
+    tab = _float64_at(m[28])
+    T = m[30]
+    F = 2 * T  # tab[2]
+    cnt = _int32_at(m[32])
+    E = m[34]
+    k_alloc = m[35]
+    saved = E * k_alloc  # cnt[1]
+    QQ = _float64_at(m[36])
+    H = m[38]
+    dirty = _int64_at(m[40])
+    n_tracks = m[42]
+    if what == 0:
+        for k in range(K):
+            acc[k] = 0.0
+        own = 0.0  # i's own cluster, summed apart (QQ[1]) and written last
+        for s in range(ptr[i], ptr[i + 1]):
+            tr = seg[3 * s]
+            h1 = seg[3 * s + 1] + tr
+            h2 = seg[3 * s + 2] + tr
+            stale = -1  # whether any running sum of QQ[0] is stale (a loop without branches)
+            for k in range(K):
+                stale = max(stale, dirty[tr * k_alloc + k])
+            # stale sums brought up to date: QQ[1] for i's cluster, then QQ[0] for all if any
+            for q in range(K + 1 if stale >= 0 else 1):
+                mm = 1 if q == 0 else 0
+                k = k1 if q == 0 else q - 1
+                g0 = dirty[(mm * n_tracks + tr) * k_alloc + k] if k >= 0 else -1
+                if g0 >= 0:  # running sums of this track and cluster from epoch g0 on
+                    run = QQ[(mm * H + g0 + tr) * k_alloc + k]
+                    for g in range(g0, ptr[n + 2 + tr]):
+                        run += w[g] * tab[mm * T + cnt[g * k_alloc + k]]
+                        QQ[(mm * H + g + tr + 1) * k_alloc + k] = run
+                    dirty[(mm * n_tracks + tr) * k_alloc + k] = -1
+            for k in range(K):  # no branch: a loop the compiler vectorises
+                acc[k] += QQ[h2 * k_alloc + k] - QQ[h1 * k_alloc + k]
+            if k1 >= 0:
+                own += QQ[(H + h2) * k_alloc + k1] - QQ[(H + h1) * k_alloc + k1]
+        if k1 >= 0:
+            acc[k1] = own
+    elif what == 1:
+        for s in range(ptr[i], ptr[i + 1]):
+            tr = seg[3 * s]
+            g1 = seg[3 * s + 1]
+            for k, step in ((k1, -1), (k2, 1)):
+                if k < 0:
+                    continue
+                for g in range(g1, seg[3 * s + 2]):
+                    cnt[g * k_alloc + k] += step
+                for mm in range(2):
+                    at = (mm * n_tracks + tr) * k_alloc + k
+                    if dirty[at] < 0 or g1 < dirty[at]:
+                        dirty[at] = g1
+    elif what == 2:
+        for g in range(E):
+            cnt[g * k_alloc + k1] = 0
+        for mm in range(2):
+            for tr in range(n_tracks):
+                dirty[(mm * n_tracks + tr) * k_alloc + k1] = ptr[n + 1 + tr]
+    elif what == 3:
+        for g in range(E):
+            cnt[g * k_alloc + k1] = cnt[g * k_alloc + k2]
+            cnt[g * k_alloc + k2] = 0
+        for mm in range(2):
+            for h in range(H):
+                QQ[(mm * H + h) * k_alloc + k1] = QQ[(mm * H + h) * k_alloc + k2]
+            for tr in range(n_tracks):
+                at = (mm * n_tracks + tr) * k_alloc
+                dirty[at + k1] = dirty[at + k2]
+                dirty[at + k2] = ptr[n + 1 + tr]
+    elif what == 4 or what == 6:
+        # columns from max(K, k1) on are zero already (k1: the clusters before a restore)
+        k_top = k_alloc if what == 4 else max(K, k1)
+        for g in range(E):
+            for k in range(k_top):
+                cnt[g * k_alloc + k] = 0
+            if what == 6:
+                for k in range(K):
+                    cnt[g * k_alloc + imap[k]] = cnt[saved + g * k_alloc + k]
+        for mm in range(2):
+            for tr in range(n_tracks):
+                for k in range(k_top):
+                    dirty[(mm * n_tracks + tr) * k_alloc + k] = ptr[n + 1 + tr]
+    elif what == 5:
+        for g in range(E):
+            for k in range(K):
+                cnt[saved + g * k_alloc + k] = cnt[g * k_alloc + k]
+    elif what == 7:
+        est = 0.0
+        for k in range(K):
+            est += tab[F + size[k]]
+        cross = 0.0
+        for g in range(E):
+            s = 0.0
+            for k in range(K):
+                s += tab[F + cnt[g * k_alloc + k]]
+            cross += w[g] * s
+        return scale * (a * truth_term + (2.0 - a) * est - 2.0 * cross)
+    return 0.0

@@ -24,7 +24,7 @@ of estimate cluster k in cluster l of draw t. Two ways to score a move:
 - "psm": for Binder the sum over draws is Σ_t w_t G(n_{t,k,l_t(i)}) = 2 Σ_{j∈k} ρ_ij + 1 with
   ρ the co-clustering matrix: O(n) per item, for any ρ (e.g. regenerative estimates).
 
-Both routes run the same search (:func:`_run`, compiled once), which calls the route's own
+Both routes run the same search (:func:`arviz_regen.base.salso_ops.run`, compiled once), which calls the route's own
 function for scores, moves and losses (:mod:`arviz_regen.base.salso_ops`) through a pointer: a
 search compiles only the route it uses, and the route's code is not compiled again into the search.
 """
@@ -36,7 +36,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .cluster_tracks import build_tracks
-from .lazy_jit import lazy_njit
 from .partition_loss import Loss, parse_loss
 from .state import canonicalize
 
@@ -53,59 +52,13 @@ INITS = ("sequential", "random", "draw", "given")
 #: clusters) before asking for a smaller ``max_clusters``
 MAX_CMS_BYTES = 1 << 30
 
-#: options of the kernels called only from compiled code: no Python or C entry points to build
-#: (part of what a first call compiles), no reference counting (they allocate nothing)
-_INNER = {"cache": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True, "_nrt": False}
-
-# what the route functions are asked to do (argument ``what``)
-_SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
-
 
 #: route codes (``_Search.route``)
 _PSM, _TRACKS = 0, 1
 
 
-@lazy_njit(**_INNER)
-def _randint(state, hi):
-    """Return a uniform integer in 0 … hi − 1 from the splitmix64 stream ``state`` (one uint64, advanced).
-
-    A few integer operations, not ``numpy.random.Generator.integers``, whose compilation would
-    dominate a search's first call; the modulo's bias, below hi / 2**64, is immaterial here.
-    """
-    z = state[0] + np.uint64(0x9E3779B97F4A7C15)
-    state[0] = z
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    z = z ^ (z >> np.uint64(31))
-    return np.int64(z % np.uint64(hi))
-
-
-@lazy_njit(**_INNER)
-def _shuffle(x, m, rng):
-    """Shuffle x[:m] in place (Fisher-Yates) with the random stream ``rng`` (:func:`_randint`)."""
-    i = m - 1
-    while i > 0:
-        j = _randint(rng, i + 1)
-        tmp = x[i]
-        x[i] = x[j]
-        x[j] = tmp
-        i -= 1
-
-
-@lazy_njit(**_INNER)
-def _take_label(lab, size, c, last):
-    """Cluster c is empty: cluster ``last`` takes its label (labels stay 0 … last − 1)."""
-    if c != last:
-        size[c] = size[last]
-        size[last] = 0
-        for j in range(lab.shape[0]):
-            if lab[j] == last:
-                lab[j] = c
-    return last
-
-
 class RunBuffers(NamedTuple):
-    """Working arrays of one SALSO run (:func:`_run`), reused across runs.
+    """Working arrays of one SALSO run (:func:`arviz_regen.base.salso_ops.run`), reused across runs.
 
     ``lab`` (n,) labels (−1: unallocated); ``size`` (room for the clusters,) cluster sizes;
     ``acc`` (room + 1,) scores; ``imap`` (n + room + 1,) label maps; ``work`` int64 (4, n)
@@ -120,16 +73,15 @@ class RunBuffers(NamedTuple):
 
 
 class RunSettings(NamedTuple):
-    """What a SALSO run (:func:`_run`) needs besides its buffers and start.
+    """What a SALSO run (:func:`arviz_regen.base.salso_ops.run`) needs besides its buffers and start.
 
-    ``meta`` the address of the description of the buffers and the route's arrays
-    (:func:`arviz_regen.base.salso_ops.describe`); ``G`` the table G(m) = F(m + 1) − F(m); ``a``,
+    ``meta`` the address of the description of the buffers, the table G(m) = F(m + 1) − F(m)
+    and the route's arrays (:func:`arviz_regen.base.salso_ops.describe`); ``a``,
     ``scale``, ``truth_term`` the loss (:mod:`arviz_regen.base.partition_loss`); ``kcap`` the
     most clusters; ``k_random`` the clusters of random starts; ``max_scans``, ``max_zealous``.
     """
 
     meta: int
-    G: np.ndarray
     a: float
     scale: float
     truth_term: float
@@ -151,189 +103,6 @@ class RunStats(NamedTuple):
     attempts: int
     accepts: int
     ok: int
-
-
-@lazy_njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
-def _run(op, buf, cfg, init, start, rng):
-    """One SALSO run (:class:`RunBuffers` ``buf``, :class:`RunSettings` ``cfg``): a :class:`RunStats`.
-
-    ``op`` is the route's function (:mod:`arviz_regen.base.salso_ops`), called through a pointer.
-    init 0: sequential allocation of the items in random order; 1: uniformly random labels over
-    ``k_random`` clusters; else: the labels ``start``. The random numbers come from the stream
-    ``rng`` (:func:`_randint`), drawn in the order of the published algorithm.
-    """
-    lab, size, acc, imap, work = buf.lab, buf.size, buf.acc, buf.imap, buf.work
-    meta, G, a, scale, truth_term = cfg.meta, cfg.G, cfg.a, cfg.scale, cfg.truth_term
-    kcap, k_random, max_scans, max_zealous = cfg.kcap, cfg.k_random, cfg.max_scans, cfg.max_zealous
-    n = lab.shape[0]
-    k_alloc = size.shape[0]
-    order = work[0]
-    pend = work[1]
-    reps = work[2]
-    saved = work[3]
-    new_k = -a * G[0]  # score of a new cluster
-    K = np.int64(0)
-    loss = 0.0
-    n_scans = 0
-    attempts = 0
-    accepts = 0
-    n_reps = 0
-    q_rep = 0
-    n_pend = 0
-    attempt = -1
-    while True:
-        if attempt < 0:  # the start of the run
-            for j in range(n):
-                lab[j] = -1
-            for k in range(k_alloc):
-                size[k] = 0
-            K = np.int64(0)
-            op(_RESET, meta, 0, -1, -1, K, a, scale, truth_term)
-            if init == 0:
-                for j in range(n):
-                    pend[j] = j
-                n_pend = n
-            else:
-                for j in range(n):
-                    order[j] = _randint(rng, k_random) if init == 1 else start[j]
-                for k in range(n):
-                    imap[k] = -1
-                for j in range(n):  # clusters numbered by first appearance
-                    if imap[order[j]] < 0:
-                        imap[order[j]] = K
-                        if K == k_alloc:
-                            return RunStats(0.0, 0, 0, 0, 0)
-                        K += 1
-                    k = imap[order[j]]
-                    op(_MOVE, meta, j, -1, k, K, a, scale, truth_term)
-                    lab[j] = k
-                    size[k] += 1
-                n_pend = 0
-        else:  # a zealous update: destroy the cluster of the next representative
-            c = -1
-            while q_rep < n_reps:
-                c = lab[reps[q_rep]]
-                q_rep += 1
-                if size[c] > 1:
-                    break
-                c = -1
-            if c < 0 or attempts >= max_zealous:
-                break
-            attempts += 1
-            for j in range(n):
-                saved[j] = lab[j]
-            op(_SAVE, meta, 0, -1, -1, K, a, scale, truth_term)
-            n_pend = 0
-            for j in range(n):
-                if lab[j] == c:
-                    pend[n_pend] = j
-                    n_pend += 1
-                    lab[j] = -1
-            op(_CLEAR, meta, 0, c, -1, K, a, scale, truth_term)
-            size[c] = 0
-            if c != K - 1:  # the last cluster takes the label of the empty one
-                op(_RELABEL, meta, 0, c, K - 1, K, a, scale, truth_term)
-            K = _take_label(lab, size, c, K - 1)
-        # shuffled for a zealous update; in random order at the start
-        if attempt >= 0 or init == 0:
-            _shuffle(pend, n_pend, rng)
-        for q in range(n_pend):  # sequential allocation
-            i = pend[q]
-            op(_SCORE, meta, i, -1, -1, K, a, scale, truth_term)
-            best = -1
-            best_s = np.inf
-            for k in range(K):
-                acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
-                if acc[k] < best_s:
-                    best_s = acc[k]
-                    best = k
-            if K < kcap and new_k < best_s:
-                best = K
-            if best >= k_alloc:
-                return RunStats(0.0, 0, 0, 0, 0)
-            op(_MOVE, meta, i, -1, best, K, a, scale, truth_term)
-            lab[i] = best
-            size[best] += 1
-            if best == K:
-                K += 1
-        scans = 0
-        while scans < max_scans:  # sweetening
-            scans += 1
-            for j in range(n):
-                order[j] = j
-            _shuffle(order, n, rng)
-            changed = False
-            for q in range(n):
-                i = order[q]
-                c = lab[i]
-                lab[i] = -1
-                size[c] -= 1
-                op(_SCORE, meta, i, c, -1, K, a, scale, truth_term)
-                emptied = size[c] == 0
-                for k in range(K):
-                    acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
-                best = c
-                best_s = acc[c]
-                for k in range(K):
-                    if acc[k] < best_s:
-                        best_s = acc[k]
-                        best = k
-                if not emptied and K < kcap and new_k < best_s:
-                    best_s = new_k
-                    best = K
-                # rounding: only a real improvement moves an item (no cycling between ties)
-                if best != c and best_s >= acc[c] - 1e-10 * (1.0 + abs(acc[c])):
-                    best = c
-                if best >= k_alloc:
-                    return RunStats(0.0, 0, 0, 0, 0)
-                if best != c:
-                    op(_MOVE, meta, i, c, best, K, a, scale, truth_term)
-                    changed = True
-                lab[i] = best
-                size[best] += 1
-                if best == K:
-                    K += 1
-                if best != c and emptied:  # the last cluster takes the label of the empty one
-                    if c != K - 1:
-                        op(_RELABEL, meta, 0, c, K - 1, K, a, scale, truth_term)
-                    K = _take_label(lab, size, c, K - 1)
-            if not changed:
-                break
-        n_scans += scans
-        cand = op(_LOSS, meta, 0, -1, -1, K, a, scale, truth_term)
-        if attempt < 0:
-            loss = cand
-            # zealous updates: one representative item per cluster, clusters in random order
-            for j in range(n):
-                order[j] = j
-            _shuffle(order, n, rng)
-            for k in range(k_alloc):
-                imap[k] = 0
-            for q in range(n):
-                if imap[lab[order[q]]] == 0:
-                    imap[lab[order[q]]] = 1
-                    reps[n_reps] = order[q]
-                    n_reps += 1
-        elif cand < loss - 1e-12 * (1.0 + abs(loss)):
-            loss = cand
-            accepts += 1
-        else:  # back to the saved partition, its clusters numbered by first appearance
-            for k in range(n):
-                imap[k] = -1
-            K_saved = np.int64(0)
-            for j in range(n):
-                if imap[saved[j]] < 0:
-                    imap[saved[j]] = K_saved
-                    K_saved += 1
-            for k in range(k_alloc):
-                size[k] = 0
-            for j in range(n):
-                lab[j] = imap[saved[j]]
-                size[lab[j]] += 1
-            op(_RESTORE, meta, 0, K, -1, K_saved, a, scale, truth_term)
-            K = K_saved
-        attempt += 1
-    return RunStats(loss, n_scans, attempts, accepts, 1)
 
 
 class SalsoResult(NamedTuple):
@@ -475,7 +244,7 @@ def thin_chains(index, n_items, weights=None, cells=None, visits=None):
 
 
 class _Search:
-    """One set of draws (or a co-clustering matrix) prepared for :func:`_run`: buffers grown on demand."""
+    """One set of draws (or a co-clustering matrix) prepared for SALSO runs: buffers grown on demand."""
 
     def __init__(self, spec, draws=None, weights=None, index=None, psm=None, kcap=None):
         self.spec = spec
@@ -522,14 +291,14 @@ class _Search:
                 )
                 # the arrays the route function reads by address: kept alive by self.buf and self.data
                 self.data = d
-                self.meta = salso_ops.describe((*self.buf[:4], *d), salso_ops.BUFFERS + layout)
+                self.meta = salso_ops.describe((*self.buf, self.G, *d), salso_ops.BUFFERS + layout)
                 self.cfg = RunSettings(
-                    int(self.meta.ctypes.data), self.G, float(self.spec.a), float(self.scale),
+                    int(self.meta.ctypes.data), float(self.spec.a), float(self.scale),
                     float(self.truth_term), self.kcap, self.k_random, 0, 0,
                 )  # fmt: skip
             cfg = self.cfg._replace(max_scans=int(max_scans), max_zealous=int(max_zealous))
-            out = _run(self.op, self.buf, cfg, init, np.ascontiguousarray(start, dtype=np.int64),
-                       np.array([seed], dtype=np.uint64))  # fmt: skip
+            out = salso_ops.run(self.op, cfg, init, np.ascontiguousarray(start, dtype=np.int64),
+                                np.array([seed], dtype=np.uint64))  # fmt: skip
             if out.ok:
                 return out, self.buf.lab.copy()
             self.k_alloc = min(self.kcap, 2 * self.k_alloc)

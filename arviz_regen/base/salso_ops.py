@@ -1,16 +1,16 @@
-"""The route functions of the SALSO search (:mod:`arviz_regen.base.salso`), compiled as C callbacks.
+"""The compiled kernels of the SALSO search (:mod:`arviz_regen.base.salso`).
 
-The search kernel (``salso._run``) calls its route's function through a function pointer (a
-numba first-class function): one kernel serves both routes, and its machine code holds no copy
-of the route function (a kernel called directly is linked into its caller, then optimised and
-compiled to machine code a second time there).
+One run of the search (:func:`run`) calls its route's function (:func:`_psm_op`, :func:`_track_op`,
+compiled as C callbacks by :func:`route_op`) through a function pointer (a numba first-class
+function): one search kernel serves both routes, and its machine code holds no copy of the route
+function (a kernel called directly is linked into its caller, then optimised and compiled to
+machine code a second time there).
 
-A C callback takes scalars only. Its arrays are described by one int64 array ``meta``, whose
-address is the callback's second argument: four entries per array, its address and up to three
-dimensions (:func:`describe`), in the order of :data:`BUFFERS` then the route's own
-(:data:`PSM_ARRAYS`, :data:`TRACK_ARRAYS`). The callbacks index the arrays by hand through
-plain pointers (no array views to build or reference-count), so the caller must keep the
-arrays alive and C-contiguous with the dtypes listed there.
+The kernels read their arrays through plain pointers, indexed by hand (no array views to build,
+unpack or reference-count): one int64 array ``meta``, whose address they receive, describes them
+with four entries per array, its address and up to three dimensions (:func:`describe`), in the
+order of :data:`BUFFERS` then the route's own (:data:`PSM_ARRAYS`, :data:`TRACK_ARRAYS`). The
+caller keeps the arrays alive and C-contiguous with the dtypes listed there.
 
 Imported by the search's first run (this module imports numba: ``import arviz_regen`` does not).
 """
@@ -22,7 +22,9 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["SIGNATURE", "META_SIZE", "BUFFERS", "PSM_ARRAYS", "TRACK_ARRAYS", "describe", "route_op"]
+from .salso import RunStats
+
+__all__ = ["SIGNATURE", "META_SIZE", "BUFFERS", "PSM_ARRAYS", "TRACK_ARRAYS", "describe", "route_op", "run"]
 
 #: (what, meta address, i, k1, k2, K, a, scale, truth_term) -> float64: see :func:`_track_op`
 SIGNATURE = types.float64(
@@ -30,8 +32,12 @@ SIGNATURE = types.float64(
     types.float64, types.float64, types.float64,
 )  # fmt: skip
 
-#: the run's buffers, then up to seven arrays of the route: (name, dtype, ndim) each
-BUFFERS = (("lab", np.int64, 1), ("size", np.int64, 1), ("acc", np.float64, 1), ("imap", np.int64, 1))
+#: the run's buffers and G table (:class:`arviz_regen.base.salso.RunBuffers`), then up to seven
+#: arrays of the route: (name, dtype, ndim) each
+BUFFERS = (
+    ("lab", np.int64, 1), ("size", np.int64, 1), ("acc", np.float64, 1), ("imap", np.int64, 1),
+    ("work", np.int64, 2), ("G", np.float64, 1),
+)  # fmt: skip
 PSM_ARRAYS = (("psm", np.float64, 2), ("S", np.float64, 3))
 TRACK_ARRAYS = (
     ("ptr", np.int64, 1), ("seg", np.int32, 2), ("w", np.float64, 1), ("tab", np.float64, 2),
@@ -40,6 +46,13 @@ TRACK_ARRAYS = (
 
 #: entries of ``meta``: four per array, for the buffers and the longer route's arrays
 META_SIZE = 4 * (len(BUFFERS) + len(TRACK_ARRAYS))
+
+# what the route functions are asked to do (argument ``what``)
+_SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
+
+#: options of the kernels called only from compiled code: no Python or C entry points to build
+#: (part of what a first call compiles), no reference counting (they allocate nothing)
+_INNER = {"cache": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True, "_nrt": False}
 
 #: the compiled callbacks, by route name ("psm", "tracks"): each compiled on first request
 _COMPILED = {}
@@ -84,6 +97,7 @@ def _pointer_at(dtype):
 _int64_at = _pointer_at(types.int64)
 _int32_at = _pointer_at(types.int32)
 _float64_at = _pointer_at(types.float64)
+_uint64_at = _pointer_at(types.uint64)
 
 
 def _psm_op(what, meta, i, k1, k2, K, a, scale, truth_term):
@@ -98,9 +112,9 @@ def _psm_op(what, meta, i, k1, k2, K, a, scale, truth_term):
     m = _int64_at(meta)
     n = m[1]  # lab, size, acc, imap, ρ (n, n), S (2, n, ka): flat, indexed by hand
     lab, size, acc, imap = _int64_at(m[0]), _int64_at(m[4]), _float64_at(m[8]), _int64_at(m[12])
-    psm = _float64_at(m[16])
-    S = _float64_at(m[20])
-    ka = m[23]
+    psm = _float64_at(m[24])
+    S = _float64_at(m[28])
+    ka = m[31]
     saved = n * ka  # S[1]
     if what == 0:
         for k in range(K):
@@ -165,20 +179,20 @@ def _track_op(what, meta, i, k1, k2, K, a, scale, truth_term):
     m = _int64_at(meta)
     n = m[1]  # the arrays flat, indexed by hand: cnt[c, g, k] at (c E + g) ka + k, and so on
     size, acc, imap = _int64_at(m[4]), _float64_at(m[8]), _int64_at(m[12])
-    ptr = _int64_at(m[16])  # seg_ptr: ptr[i], epoch_start: ptr[n + 1 + τ]
-    seg = _int32_at(m[20])
-    w = _float64_at(m[24])
-    tab = _float64_at(m[28])
-    T = m[30]
+    ptr = _int64_at(m[24])  # seg_ptr: ptr[i], epoch_start: ptr[n + 1 + τ]
+    seg = _int32_at(m[28])
+    w = _float64_at(m[32])
+    tab = _float64_at(m[36])
+    T = m[38]
     F = 2 * T  # tab[2]
-    cnt = _int32_at(m[32])
-    E = m[34]
-    k_alloc = m[35]
+    cnt = _int32_at(m[40])
+    E = m[42]
+    k_alloc = m[43]
     saved = E * k_alloc  # cnt[1]
-    QQ = _float64_at(m[36])
-    H = m[38]
-    dirty = _int64_at(m[40])
-    n_tracks = m[42]
+    QQ = _float64_at(m[44])
+    H = m[46]
+    dirty = _int64_at(m[48])
+    n_tracks = m[50]
     if what == 0:
         for k in range(K):
             acc[k] = 0.0
@@ -266,3 +280,229 @@ def _track_op(what, meta, i, k1, k2, K, a, scale, truth_term):
             cross += w[g] * s
         return scale * (a * truth_term + (2.0 - a) * est - 2.0 * cross)
     return 0.0
+
+
+@numba.njit(**_INNER)
+def _randint(state, hi):
+    """Return a uniform integer in 0 … hi − 1 from the splitmix64 stream ``state`` (one uint64, advanced).
+
+    A few integer operations, not ``numpy.random.Generator.integers``, whose compilation would
+    dominate a search's first call; the modulo's bias, below hi / 2**64, is immaterial here.
+    """
+    z = state[0] + np.uint64(0x9E3779B97F4A7C15)
+    state[0] = z
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z % np.uint64(hi))
+
+
+@numba.njit(**_INNER)
+def _shuffle(x, m, rng):
+    """Shuffle x[0 … m − 1] in place (Fisher-Yates) with the random stream ``rng`` (:func:`_randint`)."""
+    i = m - 1
+    while i > 0:
+        j = _randint(rng, i + 1)
+        tmp = x[i]
+        x[i] = x[j]
+        x[j] = tmp
+        i -= 1
+
+
+@numba.njit(**_INNER)
+def _take_label(lab, size, c, last, n):
+    """Cluster c is empty: cluster ``last`` takes its label (labels stay 0 … last − 1)."""
+    if c != last:
+        size[c] = size[last]
+        size[last] = 0
+        for j in range(n):
+            if lab[j] == last:
+                lab[j] = c
+    return last
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+def run(op, cfg, init, start, rng):
+    """One SALSO run (``cfg`` a :class:`~arviz_regen.base.salso.RunSettings`): a ``RunStats``.
+
+    ``op`` is the route's function (:func:`route_op`), called through a pointer; the buffers are
+    those ``cfg.meta`` describes, read through plain pointers as the route functions read theirs.
+    init 0: sequential allocation of the items in random order; 1: uniformly random labels over
+    ``k_random`` clusters; else: the labels ``start``. The random numbers come from the stream
+    ``rng`` (:func:`_randint`), drawn in the order of the published algorithm.
+    """
+    meta, a, scale, truth_term = cfg.meta, cfg.a, cfg.scale, cfg.truth_term
+    kcap, k_random, max_scans, max_zealous = cfg.kcap, cfg.k_random, cfg.max_scans, cfg.max_zealous
+    m = _int64_at(meta)
+    n = m[1]
+    k_alloc = m[5]
+    lab, size, acc, imap, G = _int64_at(m[0]), _int64_at(m[4]), _float64_at(m[8]), _int64_at(m[12]), _float64_at(m[20])
+    order = _int64_at(m[16])  # the rows of work
+    pend = _int64_at(m[16] + 8 * n)
+    reps = _int64_at(m[16] + 16 * n)
+    saved = _int64_at(m[16] + 24 * n)
+    start = _int64_at(start.ctypes.data)  # the arrays as pointers, as all others
+    rng = _uint64_at(rng.ctypes.data)
+    new_k = -a * G[0]  # score of a new cluster
+    K = np.int64(0)
+    loss = 0.0
+    n_scans = 0
+    attempts = 0
+    accepts = 0
+    n_reps = 0
+    q_rep = 0
+    n_pend = 0
+    attempt = -1
+    while True:
+        if attempt < 0:  # the start of the run
+            for j in range(n):
+                lab[j] = -1
+            for k in range(k_alloc):
+                size[k] = 0
+            K = np.int64(0)
+            op(_RESET, meta, 0, -1, -1, K, a, scale, truth_term)
+            if init == 0:
+                for j in range(n):
+                    pend[j] = j
+                n_pend = n
+            else:
+                for j in range(n):
+                    order[j] = _randint(rng, k_random) if init == 1 else start[j]
+                for k in range(n):
+                    imap[k] = -1
+                for j in range(n):  # clusters numbered by first appearance
+                    if imap[order[j]] < 0:
+                        imap[order[j]] = K
+                        if K == k_alloc:
+                            return RunStats(0.0, 0, 0, 0, 0)
+                        K += 1
+                    k = imap[order[j]]
+                    op(_MOVE, meta, j, -1, k, K, a, scale, truth_term)
+                    lab[j] = k
+                    size[k] += 1
+                n_pend = 0
+        else:  # a zealous update: destroy the cluster of the next representative
+            c = -1
+            while q_rep < n_reps:
+                c = lab[reps[q_rep]]
+                q_rep += 1
+                if size[c] > 1:
+                    break
+                c = -1
+            if c < 0 or attempts >= max_zealous:
+                break
+            attempts += 1
+            for j in range(n):
+                saved[j] = lab[j]
+            op(_SAVE, meta, 0, -1, -1, K, a, scale, truth_term)
+            n_pend = 0
+            for j in range(n):
+                if lab[j] == c:
+                    pend[n_pend] = j
+                    n_pend += 1
+                    lab[j] = -1
+            op(_CLEAR, meta, 0, c, -1, K, a, scale, truth_term)
+            size[c] = 0
+            if c != K - 1:  # the last cluster takes the label of the empty one
+                op(_RELABEL, meta, 0, c, K - 1, K, a, scale, truth_term)
+            K = _take_label(lab, size, c, K - 1, n)
+        # shuffled for a zealous update; in random order at the start
+        if attempt >= 0 or init == 0:
+            _shuffle(pend, n_pend, rng)
+        for q in range(n_pend):  # sequential allocation
+            i = pend[q]
+            op(_SCORE, meta, i, -1, -1, K, a, scale, truth_term)
+            best = -1
+            best_s = np.inf
+            for k in range(K):
+                acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
+                if acc[k] < best_s:
+                    best_s = acc[k]
+                    best = k
+            if K < kcap and new_k < best_s:
+                best = K
+            if best >= k_alloc:
+                return RunStats(0.0, 0, 0, 0, 0)
+            op(_MOVE, meta, i, -1, best, K, a, scale, truth_term)
+            lab[i] = best
+            size[best] += 1
+            if best == K:
+                K += 1
+        scans = 0
+        while scans < max_scans:  # sweetening
+            scans += 1
+            for j in range(n):
+                order[j] = j
+            _shuffle(order, n, rng)
+            changed = False
+            for q in range(n):
+                i = order[q]
+                c = lab[i]
+                lab[i] = -1
+                size[c] -= 1
+                op(_SCORE, meta, i, c, -1, K, a, scale, truth_term)
+                emptied = size[c] == 0
+                for k in range(K):
+                    acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
+                best = c
+                best_s = acc[c]
+                for k in range(K):
+                    if acc[k] < best_s:
+                        best_s = acc[k]
+                        best = k
+                if not emptied and K < kcap and new_k < best_s:
+                    best_s = new_k
+                    best = K
+                # rounding: only a real improvement moves an item (no cycling between ties)
+                if best != c and best_s >= acc[c] - 1e-10 * (1.0 + abs(acc[c])):
+                    best = c
+                if best >= k_alloc:
+                    return RunStats(0.0, 0, 0, 0, 0)
+                if best != c:
+                    op(_MOVE, meta, i, c, best, K, a, scale, truth_term)
+                    changed = True
+                lab[i] = best
+                size[best] += 1
+                if best == K:
+                    K += 1
+                if best != c and emptied:  # the last cluster takes the label of the empty one
+                    if c != K - 1:
+                        op(_RELABEL, meta, 0, c, K - 1, K, a, scale, truth_term)
+                    K = _take_label(lab, size, c, K - 1, n)
+            if not changed:
+                break
+        n_scans += scans
+        cand = op(_LOSS, meta, 0, -1, -1, K, a, scale, truth_term)
+        if attempt < 0:
+            loss = cand
+            # zealous updates: one representative item per cluster, clusters in random order
+            for j in range(n):
+                order[j] = j
+            _shuffle(order, n, rng)
+            for k in range(k_alloc):
+                imap[k] = 0
+            for q in range(n):
+                if imap[lab[order[q]]] == 0:
+                    imap[lab[order[q]]] = 1
+                    reps[n_reps] = order[q]
+                    n_reps += 1
+        elif cand < loss - 1e-12 * (1.0 + abs(loss)):
+            loss = cand
+            accepts += 1
+        else:  # back to the saved partition, its clusters numbered by first appearance
+            for k in range(n):
+                imap[k] = -1
+            K_saved = np.int64(0)
+            for j in range(n):
+                if imap[saved[j]] < 0:
+                    imap[saved[j]] = K_saved
+                    K_saved += 1
+            for k in range(k_alloc):
+                size[k] = 0
+            for j in range(n):
+                lab[j] = imap[saved[j]]
+                size[lab[j]] += 1
+            op(_RESTORE, meta, 0, K, -1, K_saved, a, scale, truth_term)
+            K = K_saved
+        attempt += 1
+    return RunStats(loss, n_scans, attempts, accepts, 1)

@@ -1,10 +1,12 @@
-"""SALSO on thinned chains, its explicit generator, and the blockwise expected loss (issue 27 item 1, 28 item 4).
+"""SALSO on thinned chains, its generator, its compiled kernels, the blockwise expected loss (issue 27, 28 item 4).
 
 - With the chains thinned for the runs, the reported expected loss is the loss of the reported
   labels over all draws (brute force, 1e-10), the result is at least as good as the search on all
   draws with the same seed, and on few items it is the exhaustive optimum.
 - Runs take their random numbers from their own generator: the same seed gives the same result
   whatever numpy's or numba's global random state.
+- Both routes share one compiled search kernel (the route's function is called through a pointer),
+  and the kernels' array descriptions refuse arrays of another dtype or layout.
 - The expected loss from blocks of draws (``loss_block_sums``) adds up to the brute-force one; so
   does the part the estimate does not change (the truth term), summed over the epochs of the tracks.
 """
@@ -146,3 +148,17 @@ def test_runs_in_blocks_elsewhere_give_the_same_result(route):
     assert [len(b[0]) for b in blocks_seen[3:]] == ([] if route == "psm" else [7])
     for name in here._fields:
         np.testing.assert_array_equal(getattr(there, name), getattr(here, name), err_msg=name)
+
+
+def test_one_search_kernel_serves_both_routes():
+    """The route is a function pointer, not part of the search kernel's type: one compiled signature for both."""
+    from arviz_regen.base import salso_ops
+
+    rng = np.random.default_rng(6)
+    states, w, index = as_states(sticky_chains(rng, 12, n_chain=2, n_draw=40))
+    psm = np.einsum("t,tij->ij", w, (states[:, :, None] == states[:, None, :]).astype(float))
+    salso_search(states, w, "VI", index=index, seed=1, n_runs=2)
+    salso_search(loss="binder", psm=psm, seed=1, n_runs=2)
+    assert len(salso_ops.run.signatures) == 1
+    with pytest.raises(TypeError, match="'size'.*C-contiguous 1-d int64"):  # kernels read arrays by address
+        salso_ops.describe([np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int32)], salso_ops.BUFFERS[:2])

@@ -10,7 +10,9 @@ The kernels read their arrays through plain pointers, indexed by hand (no array 
 unpack or reference-count): one int64 array ``meta``, whose address they receive, describes them
 with four entries per array, its address and up to three dimensions (:func:`describe`), in the
 order of :data:`BUFFERS` then the route's own (:data:`PSM_ARRAYS`, :data:`TRACK_ARRAYS`). The
-caller keeps the arrays alive and C-contiguous with the dtypes listed there.
+caller keeps the arrays alive. Addresses rather than numba arrays because a C callback takes
+scalars only, and pointers compile to far less code than array structures; :func:`describe`,
+the one place addresses are taken, checks each array's dtype, dimensions and layout.
 
 Imported by the search's first run (this module imports numba: ``import arviz_regen`` does not).
 """

@@ -315,16 +315,20 @@ class HyperparameterReader:
     compiled function (built once) maps the values of those variables in the point to the
     numbers the kernels read: the prior's ``log_g``/``log_h`` tables, the per-item statistics
     (they depend on some hyperparameters, e.g. the spike-and-slab's ``mu``), the family's
-    hyperparameters, and each item's singleton log marginal.
+    hyperparameters, and, with ``singletons``, each item's singleton log marginal.
 
     Parameters
     ----------
     model : pymc.Model
     rv : TensorVariable
         The Partition random variable.
+    singletons : bool, default False
+        Also compute each item's singleton log marginal (from the family's graph). Without them
+        the numbers' ``item_lm`` is None: the engine computes them with its predictive form,
+        compiled arithmetic that costs a fraction of the graph's per item.
     """
 
-    def __init__(self, model, rv):
+    def __init__(self, model, rv, singletons=False):
         terms = likelihood_terms(model, rv)
         if len(terms) != 1:
             raise NotImplementedError(
@@ -336,8 +340,9 @@ class HyperparameterReader:
         inputs = MarginalLikelihoodRV.params_of(obs)
         tables = list(PartitionRV.params_of(rv))
         params = list(inputs.hyperparameters)
-        # the numbers, and each item's singleton log marginal, in one compiled call
-        item_lm = self.op.family_at(params).log_marginal(inputs.item_stats)
+        # the numbers (and each item's singleton log marginal, if asked) in one compiled call
+        self._singletons = bool(singletons)
+        item_lm = [self.op.family_at(params).log_marginal(inputs.item_stats)] if singletons else []
         # statistics that are numbers (no random scale, no pm.Data): read once, not copied per call
         self._stats = None
         if isinstance(inputs.item_stats, Constant):
@@ -345,7 +350,7 @@ class HyperparameterReader:
             self._stats.flags.writeable = False  # handed to every read: the same array each time
             self._stats_finite = bool(np.all(np.isfinite(self._stats)))
         stats_out = [] if self._stats is not None else [inputs.item_stats]
-        graphs = model.replace_rvs_by_values(tables + stats_out + params + [item_lm])
+        graphs = model.replace_rvs_by_values(tables + stats_out + params + item_lm)
         used = set(ancestors(graphs))
         self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
         self.names = [v.name for v in self.inputs]
@@ -372,6 +377,7 @@ class HyperparameterReader:
         self.names = [v.name for v in self.inputs]
         self._dtypes = [v.dtype for v in self.inputs]
         self._fn = fn  # stands in for the method, which calls the shared compiled function
+        self._singletons = True  # fn returns the singleton log marginals last
         self._validate = op.family._derived_from_params
         self._last = None
         return self
@@ -432,12 +438,14 @@ class HyperparameterReader:
         if key == self._last:
             return None
         outs = _call_at_point(self._fn, self.names, values)
+        outs = [np.asarray(x, dtype=float) for x in outs]
+        item_lm = outs.pop() if getattr(self, "_singletons", True) else None  # (pickled before the option: True)
         stats = getattr(self, "_stats", None)  # (a reader pickled before it existed has none)
         if stats is None:
-            log_g, log_h, stats, *params, item_lm = (np.asarray(x, dtype=float) for x in outs)
+            log_g, log_h, stats, *params = outs
             stats_finite = math.isfinite(stats.sum())
         else:
-            log_g, log_h, *params, item_lm = (np.asarray(x, dtype=float) for x in outs)
+            log_g, log_h, *params = outs
             stats_finite = self._stats_finite
         numbers = dict(zip(self.op.param_names, params))
         if self._validate:
@@ -445,13 +453,16 @@ class HyperparameterReader:
         else:
             family = self.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
         # the sums first (finite sums: finite entries, and no NaN in log_g); the entries only if not
-        if not (stats_finite and math.isfinite(item_lm.sum()) and not math.isnan(log_g.sum())):
-            if np.isnan(log_g).any() or not np.all(np.isfinite(stats)):
+        # (without the singletons, hyperparameters that are not numbers; the engine checks the singletons)
+        lm_sum = item_lm.sum() if item_lm is not None else sum(p.sum() for p in params)
+        if not (stats_finite and math.isfinite(lm_sum) and not math.isnan(log_g.sum())):
+            if (np.isnan(log_g).any() or not np.all(np.isfinite(stats))
+                    or (item_lm is None and any(np.isnan(p).any() for p in params))):  # fmt: skip
                 raise ValueError(
-                    f"At {dict(zip(self.names, values))} the partition's prior tables or likelihood "
-                    "statistics are not finite: a hyperparameter is outside its domain."
+                    f"At {dict(zip(self.names, values))} the partition's prior tables, likelihood "
+                    "statistics or hyperparameters are not finite: a hyperparameter is outside its domain."
                 )
-            if not np.all(np.isfinite(item_lm)):
+            if item_lm is not None and not np.all(np.isfinite(item_lm)):
                 from .families.evaluability import check_log_marginals
 
                 at = dict(zip(self.names, values))

@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from ._exp import exp_nonpositive
-from ._shared import pred_slots, replace_cached
+from ._shared import pred_slots, replace_cached, singles_from_empty
 from ._types import unpack
 from .form import PredictiveForm
 
@@ -99,6 +99,11 @@ def _init(ctx, c):
     return cache[c, 0]
 
 
+@numba.njit(**_NJIT)
+def _singles(ctx, c, out):
+    singles_from_empty(_init, _pred_one, ctx, c, out)
+
+
 def _params(family, n_vars):
     """Return the form's ``params`` at ``family``'s hyperparameters, for ``n_vars`` variables."""
     p = float(family.p)
@@ -109,4 +114,6 @@ def spike_slab_form(family, item_stats):
     """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.SpikeSlabNormal` family."""
     X = np.asarray(item_stats, dtype=np.float64)
     reparam = functools.partial(_params, n_vars=X.shape[1] - 2)
-    return PredictiveForm("SpikeSlabNormal", reparam(family), X, 1, _pred, _remove, _add, _init, reparam=reparam)
+    return PredictiveForm(
+        "SpikeSlabNormal", reparam(family), X, 1, _pred, _remove, _add, _init, reparam=reparam, singles=_singles
+    )

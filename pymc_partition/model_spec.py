@@ -595,7 +595,12 @@ class HyperparameterBlock:
         same structure share its compiled code).
     density_jit : numba dispatcher or None
         ``density_jit(theta, rest, S, sizes)`` -> ``(0-d array,)`` (pytensor's numba backend);
-        None when every coordinate is drawn by Escobar-West.
+        None when every coordinate is drawn by Escobar-West. With :attr:`density_clusters`, it
+        returns ``(0-d array, h)``: the terms other than the likelihood, and the hyperparameters
+        the likelihood reads.
+    density_clusters : numba dispatcher or None
+        ``density_clusters(h, S)``: the likelihood's ``sum_c log m(S_c)`` by the family's
+        predictive form (compiled arithmetic, cheaper than the graph); None: the graph has it.
     slice_index : list of int
         Coordinates of ``theta`` sampled by slice sampling.
     escobar_west : list of (index, shape, rate, log_scale)
@@ -765,6 +770,7 @@ def hyperparameter_block(model, vars, point):
     if uses(log_g) or uses(log_h):
         parts.append((log_g[sizes.shape[0]] + pt.sum(log_h[sizes]), uses(log_g) | uses(log_h)))
     start = 0
+    form_term = None  # (hyperparameters' vector, compiled sum over clusters, variables used)
     for obs, params, st in zip(terms, hyper, stats_graphs):
         width = (
             int(st.type.shape[1])
@@ -774,6 +780,17 @@ def hyperparameter_block(model, vars, point):
         if any(uses(p) for p in params):
             op = obs.owner.op
             family = op.family_at(params)
+            clusters = _clusters_log_marginal(family) if len(terms) == 1 else None
+            if clusters is not None:  # a predictive form's code sums the clusters' log marginals
+                names_h, fn = clusters
+                vec = pt.concatenate([pt.cast(pt.as_tensor_variable(family._param(k)), "float64").ravel()
+                                      for k in names_h])  # fmt: skip
+                form_term = (vec, fn, set().union(*(uses(p) for p in params)))
+                for p in params:
+                    for u in uses(p):
+                        own.setdefault(u, []).append(obs.name)
+                start += width
+                continue
             lm = pt.sum(family.log_marginal(S[:, start : start + width]))
             conditions = family.conditions()
             if conditions:
@@ -818,26 +835,31 @@ def hyperparameter_block(model, vars, point):
         )
     else:
         out.item_stats = np.ascontiguousarray(compile_function([], stats_all, mode="FAST_COMPILE")(), dtype=np.float64)
-    out.density_jit = None
+    out.density_jit = out.density_clusters = None
     out.rest_names, out.rest_shapes, out.rest_constants = [], [], np.zeros(0)
     if out.slice_index:
         # terms of the Escobar-West coordinates alone are constant for the slice updates
         starts = np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes])
         sliced = {v for v, start in zip(vars, starts) if start in out.slice_index}
         parts = [g for g, used in parts if used & sliced]
-        total = pt.add(*parts) if len(parts) > 1 else parts[0]
-        rest_vars = [v for v in model.value_vars if v in set(ancestors([total])) and v not in block]
+        if form_term is not None and not form_term[2] & sliced:
+            form_term = None
+        total = pt.add(*parts) if len(parts) > 1 else parts[0] if parts else pt.constant(0.0, dtype="float64")
+        # with a form's sum over clusters, the graph's second output is the vector of hyperparameters it reads
+        total = [pt.cast(total, "float64")] + ([form_term[0]] if form_term is not None else [])
+        out.density_clusters = form_term[1] if form_term is not None else None
+        rest_vars = [v for v in model.value_vars if v in set(ancestors(total)) and v not in block]
         out.rest_names = [v.name for v in rest_vars]
         out.rest_shapes = [np.shape(point[n]) for n in out.rest_names]
         theta, rest = pt.dvector("theta"), pt.dvector("rest")
         replace = {**_vector_slices(theta, vars, point), **_vector_slices(rest, rest_vars, point)}
         # pm.Data in the graph: frozen at their current values for this step
-        for shared in [a for a in graph_inputs([total]) if isinstance(a, SharedVariable)]:
+        for shared in [a for a in graph_inputs(total) if isinstance(a, SharedVariable)]:
             replace[shared] = pt.constant(shared.get_value(), dtype=shared.dtype)
-        total = graph_replace(pt.cast(total, "float64"), replace, strict=False)
+        total = graph_replace(total, replace, strict=False)
         n_rest = sum(int(np.prod(sh)) for sh in out.rest_shapes)
         # the same graph with the same numbers (a re-run cell): folded before, nothing to fold again
-        exact = _structure_key([theta, rest, S, sizes], [total], digest=True)
+        exact = _structure_key([theta, rest, S, sizes], total, digest=True)
         exact = ("density", n_rest, exact) if exact is not None else None
         hit = _EXACT.get(exact) if exact is not None else None
         if hit is not None:
@@ -846,7 +868,7 @@ def hyperparameter_block(model, vars, point):
             # the numbers in the graph (the data's, the priors') read from the end of `rest`: models
             # of the same structure share one compiled density (a warm process compiles nothing)
             total, rest, out.rest_constants = _hoist_constants(total, rest, n_rest)
-            key = _structure_key([theta, rest, S, sizes], [total])
+            key = _structure_key([theta, rest, S, sizes], total)
             fn = _DENSITIES.get(key) if key is not None else None
             if fn is None:
                 with generated_source_dir():
@@ -861,6 +883,21 @@ def hyperparameter_block(model, vars, point):
         out.density_jit = fn.vm.jit_fn
         out.density_function = fn
     return out
+
+
+def _clusters_log_marginal(family):
+    """``(hyperparameter names, compiled sum over clusters)`` of a family whose predictive form provides one, or None.
+
+    The hyperparameters' conditional density then takes the clusters' log marginals from the form's arithmetic
+    (:func:`pymc_partition.predictive.spike_slab.clusters_log_marginal`) rather than the family's graph.
+    """
+    from .families.spike_slab import SpikeSlabNormal
+
+    if type(family) is not SpikeSlabNormal:
+        return None
+    from .predictive.spike_slab import DENSITY_PARAMS, clusters_log_marginal
+
+    return DENSITY_PARAMS, clusters_log_marginal
 
 
 def _logp_terms(model, vars):

@@ -342,7 +342,10 @@ class HyperparameterReader:
         params = list(inputs.hyperparameters)
         # the numbers (and each item's singleton log marginal, if asked) in one compiled call
         self._singletons = bool(singletons)
-        item_lm = [self.op.family_at(params).log_marginal(inputs.item_stats)] if singletons else []
+        if singletons:
+            last = self.op.family_at(params).log_marginal(inputs.item_stats)
+        else:  # the hyperparameters' sum: one number that is finite when they all are
+            last = pt.add(*[pt.sum(pt.cast(p, "float64")) for p in params]) if params else pt.constant(0.0)
         # statistics that are numbers (no random scale, no pm.Data): read once, not copied per call
         self._stats = None
         if isinstance(inputs.item_stats, Constant):
@@ -350,7 +353,7 @@ class HyperparameterReader:
             self._stats.flags.writeable = False  # handed to every read: the same array each time
             self._stats_finite = bool(np.all(np.isfinite(self._stats)))
         stats_out = [] if self._stats is not None else [inputs.item_stats]
-        graphs = model.replace_rvs_by_values(tables + stats_out + params + item_lm)
+        graphs = model.replace_rvs_by_values(tables + stats_out + params + [last])
         used = set(ancestors(graphs))
         self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
         self.names = [v.name for v in self.inputs]
@@ -439,7 +442,11 @@ class HyperparameterReader:
             return None
         outs = _call_at_point(self._fn, self.names, values)
         outs = [np.asarray(x, dtype=float) for x in outs]
-        item_lm = outs.pop() if getattr(self, "_singletons", True) else None  # (pickled before the option: True)
+        last = outs.pop()
+        if getattr(self, "_singletons", True):  # (a reader pickled before the option computes them)
+            item_lm, lm_sum = last, last.sum()
+        else:
+            item_lm, lm_sum = None, float(last)  # the hyperparameters' sum
         stats = getattr(self, "_stats", None)  # (a reader pickled before it existed has none)
         if stats is None:
             log_g, log_h, stats, *params = outs
@@ -454,7 +461,6 @@ class HyperparameterReader:
             family = self.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
         # the sums first (finite sums: finite entries, and no NaN in log_g); the entries only if not
         # (without the singletons, hyperparameters that are not numbers; the engine checks the singletons)
-        lm_sum = item_lm.sum() if item_lm is not None else sum(p.sum() for p in params)
         if not (stats_finite and math.isfinite(lm_sum) and not math.isnan(log_g.sum())):
             if (np.isnan(log_g).any() or not np.all(np.isfinite(stats))
                     or (item_lm is None and any(np.isnan(p).any() for p in params))):  # fmt: skip

@@ -28,9 +28,10 @@ Per draw (one draw = one Gibbs sweep of ``GibbsPartition``, the step ``pm.sample
    them with the last ones and reuses its cluster state);
 3. the random model's step given a point whose hyperparameters change at every call (as under
    NUTS): the step re-reads them (one compiled function of the point), copies the numbers into
-   its kernels' arrays and rebuilds its cluster state from the labels. Its extra cost is split
-   into its parts (the compiled function, the singleton log marginals, the family object with
-   its argument checks, the predictive form, the rebuild inside the kernel);
+   its kernels' arrays, computes the singleton log marginals with its predictive form and
+   rebuilds its cluster state from the labels. Its extra cost is split into its parts (the
+   compiled function, the family object with its argument checks, the predictive form, the
+   rebuild inside the kernel; the remainder holds the copies and the singletons);
 4. ``PartitionHyperparameters.step`` alone, and it and the partition step called in turn (a
    draw of the compound chain without PyMC between the steps);
 5. the full compound draw through ``pm.sample(tune, draws, chains=1, cores=1)`` with the steps
@@ -216,7 +217,15 @@ def refresh_parts(step, points, n_calls):
     engine's ``refresh``)."""
     hyper = step._reader
     vals = [[np.asarray(q[n]) for n in hyper.names] for q in points]
-    outs = [[np.asarray(x, dtype=float) for x in hyper._fn(*v)] for v in vals]
+
+    def split(out):  # the reader's outputs: tables, statistics unless they are numbers, hyperparameters
+        out = [np.asarray(x, dtype=float) for x in out]
+        out = out[:-1] if hyper._singletons else out
+        if hyper._stats is None:
+            return out[2], out[3:]
+        return hyper._stats, out[2:]
+
+    outs = [split(hyper._fn(*v)) for v in vals]
 
     def per_call(fn, repeats=5):
         best = np.inf
@@ -228,14 +237,14 @@ def refresh_parts(step, points, n_calls):
         return best
 
     def fams(i):  # what read() does: validate again only when the family needs it
-        numbers = dict(zip(hyper.op.param_names, outs[i][3:-1]))
+        numbers = dict(zip(hyper.op.param_names, outs[i][1]))
         if hyper._validate:
             return hyper.op.family.with_values(**numbers)
         return hyper.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
 
     families = [fams(i) for i in range(len(points))]
     parts = {
-        "compiled point -> tables, stats, hyperparameters, singleton log marginals": per_call(
+        "compiled point -> tables, hyperparameters (statistics unless numbers)": per_call(
             lambda i: hyper._fn(*vals[i])
         ),
         "the family at the new values": per_call(fams),
@@ -244,7 +253,7 @@ def refresh_parts(step, points, n_calls):
     # (consecutive points differ, so every call reads)
     whole = per_call(lambda i: hyper.read(points[i]))
     parts["rest of HyperparameterReader.read (compare, copy, check)"] = whole - sum(parts.values())
-    parts["family.predictive_form(stats)"] = per_call(lambda i: families[i].predictive_form(outs[i][2]))
+    parts["family.predictive_form(stats)"] = per_call(lambda i: families[i].predictive_form(outs[i][0]))
     hyper.forget()  # forget what read saw, so the step reads again
     return parts
 
@@ -445,7 +454,7 @@ def report(case, res):
     row("    of which rebuilding the cluster state in the kernel", rebuild)
     for label, t in res["parts"].items():
         row("    of which " + label, t)
-    row("    remainder (copies into the kernels arrays, noise)",
+    row("    remainder (copies into the kernels arrays, singletons, noise)",
         extra - rebuild - sum(res["parts"].values()))  # fmt: skip
     print(f"   PartitionHyperparameters: Escobar-West {res['hyper_block']['escobar_west']}, "
           f"slice {res['hyper_block']['slice']}")  # fmt: skip

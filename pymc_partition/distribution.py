@@ -192,7 +192,10 @@ class Partition(Discrete):
         return pt.zeros((n,), dtype="int64")
 
     def logp(value, log_g, log_h):
-        return partition_logp_graph(value, log_g, log_h)
+        from ._pytensor_modes import untraced
+
+        with untraced():  # creation stacks would point here (see the likelihood's logp)
+            return partition_logp_graph(value, log_g, log_h)
 
 
 from . import numba_random as _numba_random  # noqa: E402,F401  (PartitionRV, MarginalLikelihoodRV on numba)

@@ -269,12 +269,17 @@ from pymc.logprob.abstract import _logprob  # noqa: E402
 
 @_logprob.register(MarginalLikelihoodRV)
 def _marginal_likelihood_logp(op, values, rng, size, z, item_stats, *rest, **kwargs):
-    family = op.family_at(rest[:-1])  # the last input is the rows' item index
-    logp = marginal_loglik_graph(z, item_stats, family)
-    conditions = family.conditions()
-    if conditions:
-        from pymc.distributions.dist_math import check_parameters
+    from ._pytensor_modes import untraced
 
-        conds, msgs = zip(*conditions)
-        logp = check_parameters(logp, *conds, msg=", ".join(msgs))
+    # built at every model.logp() (pm.sample's step assignment among them): its nodes' creation
+    # stacks would point into this function, and collecting them is a fifth of the building
+    with untraced():
+        family = op.family_at(rest[:-1])  # the last input is the rows' item index
+        logp = marginal_loglik_graph(z, item_stats, family)
+        conditions = family.conditions()
+        if conditions:
+            from pymc.distributions.dist_math import check_parameters
+
+            conds, msgs = zip(*conditions)
+            logp = check_parameters(logp, *conds, msg=", ".join(msgs))
     return logp

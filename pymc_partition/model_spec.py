@@ -315,16 +315,20 @@ class HyperparameterReader:
     compiled function (built once) maps the values of those variables in the point to the
     numbers the kernels read: the prior's ``log_g``/``log_h`` tables, the per-item statistics
     (they depend on some hyperparameters, e.g. the spike-and-slab's ``mu``), the family's
-    hyperparameters, and each item's singleton log marginal.
+    hyperparameters, and, with ``singletons``, each item's singleton log marginal.
 
     Parameters
     ----------
     model : pymc.Model
     rv : TensorVariable
         The Partition random variable.
+    singletons : bool, default False
+        Also compute each item's singleton log marginal (from the family's graph). Without them
+        the numbers' ``item_lm`` is None: the engine computes them with its predictive form,
+        compiled arithmetic that costs a fraction of the graph's per item.
     """
 
-    def __init__(self, model, rv):
+    def __init__(self, model, rv, singletons=False):
         terms = likelihood_terms(model, rv)
         if len(terms) != 1:
             raise NotImplementedError(
@@ -336,8 +340,12 @@ class HyperparameterReader:
         inputs = MarginalLikelihoodRV.params_of(obs)
         tables = list(PartitionRV.params_of(rv))
         params = list(inputs.hyperparameters)
-        # the numbers, and each item's singleton log marginal, in one compiled call
-        item_lm = self.op.family_at(params).log_marginal(inputs.item_stats)
+        # the numbers (and each item's singleton log marginal, if asked) in one compiled call
+        self._singletons = bool(singletons)
+        if singletons:
+            last = self.op.family_at(params).log_marginal(inputs.item_stats)
+        else:  # the hyperparameters' sum: one number that is finite when they all are
+            last = pt.add(*[pt.sum(pt.cast(p, "float64")) for p in params]) if params else pt.constant(0.0)
         # statistics that are numbers (no random scale, no pm.Data): read once, not copied per call
         self._stats = None
         if isinstance(inputs.item_stats, Constant):
@@ -345,7 +353,7 @@ class HyperparameterReader:
             self._stats.flags.writeable = False  # handed to every read: the same array each time
             self._stats_finite = bool(np.all(np.isfinite(self._stats)))
         stats_out = [] if self._stats is not None else [inputs.item_stats]
-        graphs = model.replace_rvs_by_values(tables + stats_out + params + [item_lm])
+        graphs = model.replace_rvs_by_values(tables + stats_out + params + [last])
         used = set(ancestors(graphs))
         self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
         self.names = [v.name for v in self.inputs]
@@ -372,6 +380,7 @@ class HyperparameterReader:
         self.names = [v.name for v in self.inputs]
         self._dtypes = [v.dtype for v in self.inputs]
         self._fn = fn  # stands in for the method, which calls the shared compiled function
+        self._singletons = True  # fn returns the singleton log marginals last
         self._validate = op.family._derived_from_params
         self._last = None
         return self
@@ -432,12 +441,18 @@ class HyperparameterReader:
         if key == self._last:
             return None
         outs = _call_at_point(self._fn, self.names, values)
+        outs = [np.asarray(x, dtype=float) for x in outs]
+        last = outs.pop()
+        if getattr(self, "_singletons", True):  # (a reader pickled before the option computes them)
+            item_lm, lm_sum = last, last.sum()
+        else:
+            item_lm, lm_sum = None, float(last)  # the hyperparameters' sum
         stats = getattr(self, "_stats", None)  # (a reader pickled before it existed has none)
         if stats is None:
-            log_g, log_h, stats, *params, item_lm = (np.asarray(x, dtype=float) for x in outs)
+            log_g, log_h, stats, *params = outs
             stats_finite = math.isfinite(stats.sum())
         else:
-            log_g, log_h, *params, item_lm = (np.asarray(x, dtype=float) for x in outs)
+            log_g, log_h, *params = outs
             stats_finite = self._stats_finite
         numbers = dict(zip(self.op.param_names, params))
         if self._validate:
@@ -445,13 +460,15 @@ class HyperparameterReader:
         else:
             family = self.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
         # the sums first (finite sums: finite entries, and no NaN in log_g); the entries only if not
-        if not (stats_finite and math.isfinite(item_lm.sum()) and not math.isnan(log_g.sum())):
-            if np.isnan(log_g).any() or not np.all(np.isfinite(stats)):
+        # (without the singletons, hyperparameters that are not numbers; the engine checks the singletons)
+        if not (stats_finite and math.isfinite(lm_sum) and not math.isnan(log_g.sum())):
+            if (np.isnan(log_g).any() or not np.all(np.isfinite(stats))
+                    or (item_lm is None and any(np.isnan(p).any() for p in params))):  # fmt: skip
                 raise ValueError(
-                    f"At {dict(zip(self.names, values))} the partition's prior tables or likelihood "
-                    "statistics are not finite: a hyperparameter is outside its domain."
+                    f"At {dict(zip(self.names, values))} the partition's prior tables, likelihood "
+                    "statistics or hyperparameters are not finite: a hyperparameter is outside its domain."
                 )
-            if not np.all(np.isfinite(item_lm)):
+            if item_lm is not None and not np.all(np.isfinite(item_lm)):
                 from .families.evaluability import check_log_marginals
 
                 at = dict(zip(self.names, values))
@@ -584,7 +601,12 @@ class HyperparameterBlock:
         same structure share its compiled code).
     density_jit : numba dispatcher or None
         ``density_jit(theta, rest, S, sizes)`` -> ``(0-d array,)`` (pytensor's numba backend);
-        None when every coordinate is drawn by Escobar-West.
+        None when every coordinate is drawn by Escobar-West. With :attr:`density_clusters`, it
+        returns ``(0-d array, h)``: the terms other than the likelihood, and the hyperparameters
+        the likelihood reads.
+    density_clusters : numba dispatcher or None
+        ``density_clusters(h, S)``: the likelihood's ``sum_c log m(S_c)`` by the family's
+        predictive form (compiled arithmetic, cheaper than the graph); None: the graph has it.
     slice_index : list of int
         Coordinates of ``theta`` sampled by slice sampling.
     escobar_west : list of (index, shape, rate, log_scale)
@@ -754,6 +776,7 @@ def hyperparameter_block(model, vars, point):
     if uses(log_g) or uses(log_h):
         parts.append((log_g[sizes.shape[0]] + pt.sum(log_h[sizes]), uses(log_g) | uses(log_h)))
     start = 0
+    form_term = None  # (hyperparameters' vector, compiled sum over clusters, variables used)
     for obs, params, st in zip(terms, hyper, stats_graphs):
         width = (
             int(st.type.shape[1])
@@ -763,6 +786,17 @@ def hyperparameter_block(model, vars, point):
         if any(uses(p) for p in params):
             op = obs.owner.op
             family = op.family_at(params)
+            clusters = _clusters_log_marginal(family) if len(terms) == 1 else None
+            if clusters is not None:  # a predictive form's code sums the clusters' log marginals
+                names_h, fn = clusters
+                vec = pt.concatenate([pt.cast(pt.as_tensor_variable(family._param(k)), "float64").ravel()
+                                      for k in names_h])  # fmt: skip
+                form_term = (vec, fn, set().union(*(uses(p) for p in params)))
+                for p in params:
+                    for u in uses(p):
+                        own.setdefault(u, []).append(obs.name)
+                start += width
+                continue
             lm = pt.sum(family.log_marginal(S[:, start : start + width]))
             conditions = family.conditions()
             if conditions:
@@ -807,26 +841,31 @@ def hyperparameter_block(model, vars, point):
         )
     else:
         out.item_stats = np.ascontiguousarray(compile_function([], stats_all, mode="FAST_COMPILE")(), dtype=np.float64)
-    out.density_jit = None
+    out.density_jit = out.density_clusters = None
     out.rest_names, out.rest_shapes, out.rest_constants = [], [], np.zeros(0)
     if out.slice_index:
         # terms of the Escobar-West coordinates alone are constant for the slice updates
         starts = np.cumsum([0] + [int(np.prod(sh)) for sh in out.shapes])
         sliced = {v for v, start in zip(vars, starts) if start in out.slice_index}
         parts = [g for g, used in parts if used & sliced]
-        total = pt.add(*parts) if len(parts) > 1 else parts[0]
-        rest_vars = [v for v in model.value_vars if v in set(ancestors([total])) and v not in block]
+        if form_term is not None and not form_term[2] & sliced:
+            form_term = None
+        total = pt.add(*parts) if len(parts) > 1 else parts[0] if parts else pt.constant(0.0, dtype="float64")
+        # with a form's sum over clusters, the graph's second output is the vector of hyperparameters it reads
+        total = [pt.cast(total, "float64")] + ([form_term[0]] if form_term is not None else [])
+        out.density_clusters = form_term[1] if form_term is not None else None
+        rest_vars = [v for v in model.value_vars if v in set(ancestors(total)) and v not in block]
         out.rest_names = [v.name for v in rest_vars]
         out.rest_shapes = [np.shape(point[n]) for n in out.rest_names]
         theta, rest = pt.dvector("theta"), pt.dvector("rest")
         replace = {**_vector_slices(theta, vars, point), **_vector_slices(rest, rest_vars, point)}
         # pm.Data in the graph: frozen at their current values for this step
-        for shared in [a for a in graph_inputs([total]) if isinstance(a, SharedVariable)]:
+        for shared in [a for a in graph_inputs(total) if isinstance(a, SharedVariable)]:
             replace[shared] = pt.constant(shared.get_value(), dtype=shared.dtype)
-        total = graph_replace(pt.cast(total, "float64"), replace, strict=False)
+        total = graph_replace(total, replace, strict=False)
         n_rest = sum(int(np.prod(sh)) for sh in out.rest_shapes)
         # the same graph with the same numbers (a re-run cell): folded before, nothing to fold again
-        exact = _structure_key([theta, rest, S, sizes], [total], digest=True)
+        exact = _structure_key([theta, rest, S, sizes], total, digest=True)
         exact = ("density", n_rest, exact) if exact is not None else None
         hit = _EXACT.get(exact) if exact is not None else None
         if hit is not None:
@@ -835,7 +874,7 @@ def hyperparameter_block(model, vars, point):
             # the numbers in the graph (the data's, the priors') read from the end of `rest`: models
             # of the same structure share one compiled density (a warm process compiles nothing)
             total, rest, out.rest_constants = _hoist_constants(total, rest, n_rest)
-            key = _structure_key([theta, rest, S, sizes], [total])
+            key = _structure_key([theta, rest, S, sizes], total)
             fn = _DENSITIES.get(key) if key is not None else None
             if fn is None:
                 with generated_source_dir():
@@ -850,6 +889,21 @@ def hyperparameter_block(model, vars, point):
         out.density_jit = fn.vm.jit_fn
         out.density_function = fn
     return out
+
+
+def _clusters_log_marginal(family):
+    """``(hyperparameter names, compiled sum over clusters)`` of a family whose predictive form provides one, or None.
+
+    The hyperparameters' conditional density then takes the clusters' log marginals from the form's arithmetic
+    (:func:`pymc_partition.predictive.spike_slab.clusters_log_marginal`) rather than the family's graph.
+    """
+    from .families.spike_slab import SpikeSlabNormal
+
+    if type(family) is not SpikeSlabNormal:
+        return None
+    from .predictive.spike_slab import DENSITY_PARAMS, clusters_log_marginal
+
+    return DENSITY_PARAMS, clusters_log_marginal
 
 
 def _logp_terms(model, vars):

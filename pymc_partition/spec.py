@@ -145,4 +145,4 @@ class HyperparameterNumbers(NamedTuple):
     log_h: np.ndarray
     item_stats: np.ndarray
     family: object
-    item_lm: np.ndarray  # each item's singleton log marginal
+    item_lm: np.ndarray | None  # each item's singleton log marginal (None: the engine computes them)

@@ -262,23 +262,34 @@ class CompiledDensity:
     """A log density ``f(theta, rest, S, sizes) -> float`` for the kernels.
 
     The signature is :data:`~.kernels.hyper.DENSITY_SIG`; it wraps a numba dispatcher with pytensor's calling convention
-    (one 0-d array in a tuple, :func:`compile_density`).
+    (one 0-d array in a tuple, :func:`compile_density`). With ``clusters``, the dispatcher returns a second output, a
+    vector ``h``, and the density adds ``clusters(h, S)`` (the clusters' log marginals by a predictive form's code).
 
     Attributes
     ----------
     jit_fn : the wrapped dispatcher (kept alive: the addresses point into it)
+    clusters : numba dispatcher ``clusters(h, S) -> float`` or None
     dispatcher : numba dispatcher with the signature ``DENSITY_SIG``
     addresses : int64 ``[cfunc wrapper address, jit address]`` (process-local)
     """
 
-    def __init__(self, jit_fn):
+    def __init__(self, jit_fn, clusters=None):
         from .kernels.hyper import DENSITY_SIG
 
         self.jit_fn = jit_fn
+        self.clusters = clusters
+        if clusters is None:
 
-        @numba.njit(DENSITY_SIG, nogil=True)
-        def density(theta, rest, S, sizes):
-            return jit_fn(theta, rest, S, sizes)[0].item()
+            @numba.njit(DENSITY_SIG, nogil=True)
+            def density(theta, rest, S, sizes):
+                return jit_fn(theta, rest, S, sizes)[0].item()
+
+        else:  # the graph's second output: the hyperparameters ``clusters`` reads with the statistics
+
+            @numba.njit(DENSITY_SIG, nogil=True)
+            def density(theta, rest, S, sizes):
+                out = jit_fn(theta, rest, S, sizes)
+                return out[0].item() + clusters(out[1], S)
 
         self.dispatcher = density
         self.addresses = addresses(density, DENSITY_SIG)
@@ -293,15 +304,16 @@ class CompiledDensity:
         raise TypeError("CompiledDensity is process-local; compile it again in this process.")
 
 
-def compile_density(jit_fn):
+def compile_density(jit_fn, clusters=None):
     """Wrap a numba dispatcher of a density as a :class:`CompiledDensity` the kernels call.
 
     The dispatcher is ``jit_fn(theta, rest, S, sizes) -> (0-d array,)`` (pytensor's numba backend, inputs in that
-    order); compiled once per dispatcher in a process (the cache keeps the dispatcher alive, so its id stays its own).
+    order), or ``(0-d array, h)`` with ``clusters(h, S)`` to add; compiled once per dispatcher in a process (the
+    cache keeps the dispatcher alive, so its id stays its own).
     """
 
     def build():
         with quiet_compile():
-            return CompiledDensity(jit_fn)
+            return CompiledDensity(jit_fn, clusters)
 
-    return _cached(("density", id(jit_fn)), build)
+    return _cached(("density", id(jit_fn), id(clusters)), build)

@@ -23,6 +23,7 @@ an object built per step costs a noticeable share of a Gibbs step of a few items
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -165,6 +166,7 @@ class PartitionKernel:
             form_addr=form.addresses, ctx=ctx,
         )  # fmt: skip
         self._entry = None  # the compiled kernel for our argument types (skips numba's dispatch)
+        self._singles = None  # the same for the singleton log marginals (:meth:`_singletons`)
         self._current = None  # the state the cluster arrays hold, if any
 
     def _run(self, *args):
@@ -244,7 +246,8 @@ class PartitionKernel:
         ----------
         numbers : HyperparameterNumbers
             ``log_g``, ``log_h``, ``item_stats``, ``family`` and ``item_lm`` (each item's
-            singleton log marginal) at the new values (:mod:`pymc_partition.spec`).
+            singleton log marginal) at the new values (:mod:`pymc_partition.spec`); ``item_lm``
+            None to compute them here with the predictive form (compiled, no graph).
         """
         if not self.refreshable:
             raise NotImplementedError(
@@ -268,11 +271,40 @@ class PartitionKernel:
         if not same_stats:
             self.item_stats[:] = numbers.item_stats
         self._stats_seen = numbers.item_stats if not numbers.item_stats.flags.writeable else None
-        self._item_lm[:] = numbers.item_lm
         old.params[:] = params
         if aux is not None:
             old.aux[:] = aux
         self.family = numbers.family
+        if numbers.item_lm is not None:
+            self._item_lm[:] = numbers.item_lm
+        else:
+            self._singletons()
+
+    def _singletons(self):
+        """Compute each item's singleton log marginal with the form, at its current ``params``.
+
+        Overwrites the cluster state (the next step rebuilds it from the labels); refuses values that are not finite,
+        naming the hyperparameter at fault.
+        """
+        if self._singles is not None:
+            self._singles(*self._singles_args)
+        else:
+            # the form's own pass if it has one, else its init and pred through their addresses (one call per item)
+            singles = getattr(self.predictive_form, "singles", None)  # (a form pickled before it existed: None)
+            m = self._model
+            if singles is not None:
+                args = (m.ctx, np.int64(0), self._item_lm)
+            else:
+                from .kernels.hyper import singleton_log_marginals as singles
+
+                args = (self._state.stats, m.ctx, m.form_addr, self._work.slot, self._item_lm)
+            with quiet_compile():
+                singles(*args)
+            self._singles, self._singles_args = kernels.compiled_entry(singles, args), args
+        if not math.isfinite(self._item_lm.sum()):
+            from ..families.evaluability import check_log_marginals
+
+            check_log_marginals(self.family, self.item_stats, self._item_lm, lambda i: f"item {i} alone")
 
     # ------------------------------------------------------------------ tests, pickling
     @property
@@ -283,7 +315,7 @@ class PartitionKernel:
     def __getstate__(self):
         state = self.__dict__.copy()
         # compiled code and addresses are process-local: rebuilt by __setstate__
-        for key in ("_log_marginal", "_model", "_entry", "_current"):
+        for key in ("_log_marginal", "_model", "_entry", "_singles", "_singles_args", "_current"):
             state.pop(key, None)
         return state
 

@@ -11,6 +11,8 @@ The log marginal of an all-zero (empty) statistics row is never used: callers ma
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytensor.tensor as pt
 
@@ -287,10 +289,15 @@ class ConjugateFamily(RandomParams):
 
         Without validation: how the logp puts the model's value variables in.
         """
-        import copy
+        cls = type(self)
+        if _plain_copy(cls):  # what copy.copy does for such a class, without its generic protocol (per draw)
+            new = object.__new__(cls)
+            new.__dict__.update(self.__getstate__())
+        else:
+            import copy
 
-        new = copy.copy(self)
-        new.__dict__.pop("_np_fn", None)
+            new = copy.copy(self)
+            new.__dict__.pop("_np_fn", None)
         for k, v in values.items():
             setattr(new, k, v)
         return new
@@ -526,3 +533,20 @@ def _data_mean(values):
     if not np.all(np.isfinite(mean)):
         mean = 0.5 * values.min(axis=0) + 0.5 * values.max(axis=0)
     return mean
+
+
+@functools.cache
+def _plain_copy(cls):
+    """Whether ``copy.copy`` of a ``cls`` instance is a new object with its ``__getstate__`` dictionary.
+
+    No copying hook of its own beyond :class:`ConjugateFamily`'s ``__getstate__``, no ``__new__``, no ``__slots__``.
+    """
+    return (
+        cls.__getstate__ is ConjugateFamily.__getstate__
+        and cls.__reduce_ex__ is object.__reduce_ex__
+        and cls.__reduce__ is object.__reduce__
+        and cls.__new__ is object.__new__
+        and not hasattr(cls, "__copy__")
+        and not hasattr(cls, "__setstate__")
+        and not any("__slots__" in c.__dict__ for c in cls.__mro__)
+    )

@@ -11,7 +11,7 @@ import numba
 
 from ._types import float_view, int_view, unpack
 
-__all__ = ["pred_slots", "add_then_pred", "replace_cached"]
+__all__ = ["pred_slots", "add_then_pred", "replace_cached", "singles_from_empty"]
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
@@ -43,3 +43,18 @@ def replace_cached(cache, c, new):
     lp = cache[c, 0] - new
     cache[c, 0] = new
     return lp
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def singles_from_empty(init, pred_one, ctx, c, out):
+    """``out[i]``: item ``i``'s log marginal alone, for every item.
+
+    The empty cluster's log marginal (``init`` of slot ``c``, its statistics zeroed) plus the item's log predictive of
+    joining it: one pass of the form's arithmetic over the items. Slot ``c``'s statistics and cache are overwritten.
+    """
+    params, stats, cache, aux = unpack(ctx)
+    for v in range(stats.shape[1]):
+        stats[c, v] = 0.0
+    empty = init(ctx, c)
+    for i in range(out.shape[0]):
+        out[i] = empty + pred_one(params, stats, cache, c, aux, i)

@@ -23,7 +23,7 @@ import numba
 import numpy as np
 
 from .._special import log_rising_scalar as _lr
-from ._shared import add_then_pred, pred_slots
+from ._shared import add_then_pred, pred_slots, singles_from_empty
 from ._types import unpack
 from .form import PredictiveForm
 
@@ -110,6 +110,11 @@ def _init(ctx, c):
     return lm
 
 
+@numba.njit(**_NJIT)
+def _singles(ctx, c, out):
+    singles_from_empty(_init, _pred_one, ctx, c, out)
+
+
 def _params(family, n_vars):
     """Return the form's ``params`` at ``family``'s hyperparameters, for ``n_vars`` variables."""
     a = np.broadcast_to(np.asarray(family.a, dtype=float), (n_vars,))
@@ -122,4 +127,4 @@ def beta_bernoulli_form(family, item_stats):
     X = np.asarray(item_stats, dtype=np.float64)
     reparam = functools.partial(_params, n_vars=X.shape[1] - 1)
     return PredictiveForm("BetaBernoulli", reparam(family), X, 1 + 2 * (X.shape[1] - 1), _pred, _remove, _add,
-                          _init, reparam=reparam)  # fmt: skip
+                          _init, reparam=reparam, singles=_singles)  # fmt: skip

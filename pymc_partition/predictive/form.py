@@ -65,9 +65,13 @@ class PredictiveForm:
         ``reparam(family) -> params``: the ``params`` of the family at other hyperparameters on
         the same item statistics (same shape; ``aux`` unchanged). Lets a sampler take new
         hyperparameters without rebuilding what depends on the data alone.
+    singles : numba dispatcher, optional
+        ``singles(ctx, c, out)``: every item's log marginal alone into ``out`` (float64, one per
+        item), in one compiled pass, using slot ``c`` as scratch (its statistics and cache are
+        overwritten). A sampler taking new hyperparameters needs them at each refresh.
     """
 
-    def __init__(self, name, params, aux, cache_width, pred, remove, add, init, reparam=None):
+    def __init__(self, name, params, aux, cache_width, pred, remove, add, init, reparam=None, singles=None):
         self.name = str(name)
         self.params = np.ascontiguousarray(params, dtype=np.float64)
         self.aux = np.ascontiguousarray(aux, dtype=np.float64)
@@ -76,6 +80,7 @@ class PredictiveForm:
         self.cache_width = max(int(cache_width), 1)
         self.pred, self.remove, self.add, self.init = pred, remove, add, init
         self.reparam = reparam
+        self.singles = singles
         self._addresses = None
 
     @property

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._special import STIRLING_FROM
 from .._special import log_rising_scalar as _lr
-from ._shared import add_then_pred, pred_slots
+from ._shared import add_then_pred, pred_slots, singles_from_empty
 from ._types import unpack
 from .form import PredictiveForm
 
@@ -92,6 +92,11 @@ def _remove(ctx, c, i):
     return add_then_pred(_add, _pred_one, ctx, c, i)
 
 
+@numba.njit(**_NJIT)
+def _singles(ctx, c, out):
+    singles_from_empty(_init, _pred_one, ctx, c, out)
+
+
 def _params(family, n_vars, r):
     """Return the form's ``params`` at ``family``'s hyperparameters (``r``: the tabulated item row count)."""
     a = np.broadcast_to(np.asarray(family.a, dtype=float), (n_vars,))
@@ -107,4 +112,6 @@ def gamma_poisson_form(family, item_stats):
     values, counts = np.unique(rows, return_counts=True)
     reparam = functools.partial(_params, n_vars=V, r=float(values[np.argmax(counts)]))
     aux = np.column_stack([rows, X[:, 1 : 1 + V], X[:, 1 + V : 1 + 2 * V].sum(axis=1)])
-    return PredictiveForm("GammaPoisson", reparam(family), aux, 3 * V, _pred, _remove, _add, _init, reparam=reparam)
+    return PredictiveForm(
+        "GammaPoisson", reparam(family), aux, 3 * V, _pred, _remove, _add, _init, reparam=reparam, singles=_singles
+    )

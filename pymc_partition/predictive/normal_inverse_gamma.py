@@ -31,7 +31,7 @@ import numba
 import numpy as np
 
 from .._special import log_rising_scalar as _lr
-from ._shared import add_then_pred, pred_slots
+from ._shared import add_then_pred, pred_slots, singles_from_empty
 from ._types import unpack
 from .form import PredictiveForm
 
@@ -178,6 +178,11 @@ def _fill_tables(params, n):
     params[_HEAD + 4 * V + int(params[2]) + n] = lk + lr
 
 
+@numba.njit(**_NJIT)
+def _singles(ctx, c, out):
+    singles_from_empty(_init, _pred_one, ctx, c, out)
+
+
 def _params(family, n_vars, r, n_rows):
     """Return the form's ``params`` at ``family``'s hyperparameters, its tables not filled yet (NaN).
 
@@ -206,5 +211,14 @@ def normal_inverse_gamma_form(family, item_stats):
     aux[:, 1::2] = s1 / rows[:, None]  # item mean
     aux[:, 2::2] = np.maximum(s2 - s1**2 / rows[:, None], 0.0)  # scatter about the item mean
     return PredictiveForm(
-        "NormalInverseGamma", reparam(family), aux, 1 + 4 * V, _pred, _remove, _add, _init, reparam=reparam
+        "NormalInverseGamma",
+        reparam(family),
+        aux,
+        1 + 4 * V,
+        _pred,
+        _remove,
+        _add,
+        _init,
+        reparam=reparam,
+        singles=_singles,
     )

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._special import log_rising
 from ..priors._ops import NUMPY
-from ._shared import pred_slots
+from ._shared import pred_slots, singles_from_empty
 from ._types import unpack
 from .form import PredictiveForm
 
@@ -205,7 +205,13 @@ def normal_inverse_wishart_form(family, item_stats):
     return PredictiveForm(
         f"NormalInverseWishart(V={V})", reparam(family), aux, _MU + 2 * V + V * V,
         _pred, _remove, _add, _init, reparam=reparam,
+        singles=_singles,
     )  # fmt: skip
+
+
+@numba.njit(**_NJIT)
+def _singles(ctx, c, out):
+    singles_from_empty(_init, _pred_one, ctx, c, out)
 
 
 def _params(family, n_vars, n_items):

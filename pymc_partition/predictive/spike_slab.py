@@ -22,11 +22,11 @@ import numba
 import numpy as np
 
 from ._exp import exp_nonpositive
-from ._shared import pred_slots, replace_cached
+from ._shared import pred_slots, replace_cached, singles_from_empty
 from ._types import unpack
 from .form import PredictiveForm
 
-__all__ = ["spike_slab_form"]
+__all__ = ["spike_slab_form", "clusters_log_marginal", "DENSITY_PARAMS"]
 
 _NJIT = dict(nogil=True, cache=True)
 _BLOCK = 512
@@ -99,6 +99,35 @@ def _init(ctx, c):
     return cache[c, 0]
 
 
+@numba.njit(**_NJIT)
+def _singles(ctx, c, out):
+    singles_from_empty(_init, _pred_one, ctx, c, out)
+
+
+#: the hyperparameters :func:`clusters_log_marginal` reads, in order (the others enter the statistics)
+DENSITY_PARAMS = ("sigma2_theta", "p")
+
+
+@numba.njit(nogil=True, cache=True)
+def clusters_log_marginal(h, S):
+    """``sum_c lm(S[c])`` at ``sigma2_theta = h[0]`` and ``p = h[1]``; ``-inf`` outside their domain.
+
+    The likelihood's part of the hyperparameters' conditional density, evaluated many times per draw: the form's
+    arithmetic (one exponential per variable) instead of the graph's ``logaddexp`` per variable.
+    """
+    s, p = h[0], h[1]
+    if not (s > 0.0 and 0.0 < p < 1.0):
+        return -np.inf
+    params = np.empty(3)
+    params[0] = s
+    params[1] = math.log(p) - math.log1p(-p)
+    params[2] = (S.shape[1] - 2) * math.log1p(-p)
+    tot = 0.0
+    for c in range(S.shape[0]):
+        tot += _lm(params, S, c, S, np.int64(0), 0.0)
+    return tot
+
+
 def _params(family, n_vars):
     """Return the form's ``params`` at ``family``'s hyperparameters, for ``n_vars`` variables."""
     p = float(family.p)
@@ -109,4 +138,6 @@ def spike_slab_form(family, item_stats):
     """Return the :class:`PredictiveForm` of a :class:`~pymc_partition.SpikeSlabNormal` family."""
     X = np.asarray(item_stats, dtype=np.float64)
     reparam = functools.partial(_params, n_vars=X.shape[1] - 2)
-    return PredictiveForm("SpikeSlabNormal", reparam(family), X, 1, _pred, _remove, _add, _init, reparam=reparam)
+    return PredictiveForm(
+        "SpikeSlabNormal", reparam(family), X, 1, _pred, _remove, _add, _init, reparam=reparam, singles=_singles
+    )

@@ -105,7 +105,8 @@ class PartitionHyperparameters(BlockedStep):
         start = initial_point if initial_point is not None else model.initial_point()
         with untraced():  # internal graphs: no creation stacks
             self.block = hyperparameter_block(model, vars, start)
-        density = compile_density(self.block.density_jit) if self.block.slice_index else None
+        block = self.block
+        density = compile_density(block.density_jit, block.density_clusters) if block.slice_index else None
         self.kernel = HyperparameterKernel(
             density, self.block.item_stats, len(self.block.theta(start)),
             slice_index=self.block.slice_index, escobar_west=self.block.escobar_west, width=self._width,
@@ -146,7 +147,8 @@ class PartitionHyperparameters(BlockedStep):
         self.__dict__.update(state)
         if self.block.slice_index:
             self.block.density_jit = self.block.density_function.vm.jit_fn
-            self.kernel.set_density(compile_density(self.block.density_jit))
+            clusters = getattr(self.block, "density_clusters", None)  # (pickled before it existed: None)
+            self.kernel.set_density(compile_density(self.block.density_jit, clusters))
 
     # ------------------------------------------------------------------ PyMC protocol
     def setup_chain(self, rng, tune, draws):

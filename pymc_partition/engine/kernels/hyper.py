@@ -31,12 +31,13 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from ...predictive._types import F1, I1, _from_addresses, f8
+from ...predictive._types import F1, I1, _from_addresses, address_of, f8, init_from_addresses, pred_from_addresses
 from .rng import beta, exponential, gamma, uniform
 from .state import NJIT
 
 __all__ = ["DENSITY_SIG", "density_from_addresses", "cluster_sums", "escobar_west",
-           "slice_coordinate", "run_hyper_update", "EW_COLUMNS", "HyperModel", "HyperState"]  # fmt: skip
+           "slice_coordinate", "run_hyper_update", "EW_COLUMNS", "HyperModel", "HyperState",
+           "singleton_log_marginals"]  # fmt: skip
 
 #: what the kernel reads and never writes: per-item statistics ``X (n, k)``, the density's
 #: addresses ``f_addr (2,)``, the slice-sampled coordinates ``slice_index``, the Escobar-West
@@ -193,3 +194,27 @@ def run_hyper_update(rng, labels, model, state, tune):
             if state.move_sums[j] > 0.0:
                 widths[j] = 2.0 * state.move_sums[j] / state.move_counts[j]
     return lp, n_evals
+
+
+@numba.njit(**NJIT)
+def singleton_log_marginals(stats, ctx, form_addr, slot, out):
+    """Write each item's log marginal alone into ``out``, by a predictive form at its current ``params``.
+
+    For a form without its own pass (``singles``). ``stats`` holds the cluster statistics the form's context ``ctx``
+    names (a partition kernel's), ``form_addr`` the form's addresses, ``slot`` a one-entry int64 array (set to 0: this
+    call empties slot 0). An item's log marginal alone is the empty cluster's (``init``) plus the item's log
+    predictive of joining it (``pred``). The slot's statistics and cache are overwritten: the caller rebuilds the
+    cluster state from the labels before the next move. Arrays, not the kernel's bundles: unboxing those costs more
+    than the work at a few items.
+    """
+    pred = pred_from_addresses(form_addr[0], form_addr[1])
+    init = init_from_addresses(form_addr[6], form_addr[7])
+    e = slot[0] = 0  # not the last row: the forms' scratch
+    for v in range(stats.shape[1]):
+        stats[e, v] = 0.0
+    empty = init(ctx, e)
+    slot_addr, out_addr = address_of(slot), address_of(out)
+    for i in range(out.shape[0]):
+        pred(ctx, slot_addr, 1, i, out_addr + 8 * i)
+    for i in range(out.shape[0]):
+        out[i] += empty

@@ -152,6 +152,41 @@ def test_refresh_takes_new_hyperparameters_in_place():
         graph.refresh(numbers)
 
 
+@pytest.mark.parametrize("family", ["nig", "niw", "bernoulli", "poisson", "spike"])
+def test_refresh_computes_the_singletons_with_the_form(family):
+    """Numbers without singleton log marginals: the engine computes them with its form (compiled), equal to the
+    family's graph at the new hyperparameters, and the chain it then runs scores the new posterior."""
+    y = _two_groups(7, 2, seed=3)
+    idx = None
+    families = {
+        "nig": [pmp.NormalInverseGamma(0.0, 0.5, 2.0, 1.0), pmp.NormalInverseGamma([1.0, -2.0], 3.0, 3.0, 0.5)],
+        "niw": [pmp.NormalInverseWishart(np.zeros(2), 0.5, 4.0, np.eye(2)),
+                pmp.NormalInverseWishart(np.ones(2), 2.0, 5.0, 2.0 * np.eye(2))],
+        "bernoulli": [pmp.BetaBernoulli(1.0, 1.0), pmp.BetaBernoulli(0.3, 2.0)],
+        "poisson": [pmp.GammaPoisson(1.0, 1.0), pmp.GammaPoisson(3.0, 0.5)],
+        "spike": [pmp.SpikeSlabNormal(mu=0.0, sigma2=0.5, sigma2_eta=0.3, sigma2_theta=4.0, p=0.3),
+                  pmp.SpikeSlabNormal(mu=0.0, sigma2=0.5, sigma2_eta=0.3, sigma2_theta=0.7, p=0.8)],
+    }[family]  # fmt: skip
+    if family == "bernoulli":
+        y = (y > 1.2).astype(float)
+    elif family == "poisson":
+        y = np.round(np.abs(y) * 2.0)
+    elif family == "spike":
+        idx = np.repeat(np.arange(7), 2)
+        y = _two_groups(7, 3, seed=3)[idx]
+    specs = [PartitionSpec.from_data(pmp.DirichletProcess(alpha=1.0), f, y, item_index=idx) for f in families]
+    kernel = PartitionKernel.from_spec(specs[0], MIXES["gibbs"])
+    assert kernel.refreshable
+    state, _ = kernel.step(kernel.init(np.zeros(7, np.int64)), 1)
+    new = specs[1]
+    kernel.refresh(HyperparameterNumbers(new.log_g, new.log_h, new.item_stats, new.family, None))
+    want = new.family.log_marginal_numpy(new.item_stats)
+    np.testing.assert_allclose(kernel.bundles[0].item_lm, want, rtol=1e-10, atol=1e-10)
+    for t in range(3):  # the cluster state the singletons overwrote is rebuilt from the labels
+        state, res = kernel.step(state, 2 + t)
+        assert res.partition_logp == pytest.approx(new.log_posterior(state), abs=1e-9)
+
+
 def test_bad_labels_mix_and_seed():
     kernel = PartitionKernel.from_spec(_spec("nig_dp", n=4), MIXES["gibbs"])
     with pytest.raises(ValueError, match="shape"):

@@ -13,14 +13,15 @@ import pymc_partition as pmp
 from pymc_partition.engine.kernels.rng import rng_state
 
 
-def _spike_slab_model():
+def _spike_slab_model(random_p=False):
     data = pmp.datasets.simulate_spike_slab(random_seed=1)
     eb = pmp.fit_spike_slab(data.values, data.item_index).estimates
     with pm.Model() as model:
         mu = pm.Normal("mu", eb["mu"], 1.0)  # scales the per-item statistics
         s2t = pm.HalfNormal("sigma2_theta", 10.0)  # enters the cluster log marginal only
+        p = pm.Beta("p", 1.0, 5.0) if random_p else eb["p"]
         z = pmp.Partition("z", n_items=data.n_items, prior=pmp.DirichletProcess(1.0))
-        family = pmp.SpikeSlabNormal(**{**eb, "mu": mu, "sigma2_theta": s2t})
+        family = pmp.SpikeSlabNormal(**{**eb, "mu": mu, "sigma2_theta": s2t, "p": p})
         pmp.MarginalLikelihood("y", partition=z, family=family, observed=data.values,
                                item_index=data.item_index)  # fmt: skip
     return model
@@ -183,3 +184,28 @@ def _cluster_sums(labels, X):
     from pymc_partition.engine.kernels.hyper import cluster_sums
 
     return cluster_sums(np.ascontiguousarray(labels, dtype=np.int64), X)
+
+
+def test_spike_slab_density_sums_the_clusters_with_the_form():
+    """The spike-and-slab likelihood's part of the density comes from the predictive form's code, and the density
+    still differs from the model's log density by a constant in the hyperparameters (to rounding): the slice
+    updates target the same conditional."""
+    from pymc_partition._pytensor_modes import python_function
+
+    model = _spike_slab_model(random_p=True)
+    hyper = pmp.PartitionHyperparameters([model["sigma2_theta"], model["p"]], model=model)
+    block = hyper.block
+    assert block.density_clusters is not None
+    names = [v.name for v in model.value_vars]
+    logp_fn = python_function(model.value_vars, model.logp())
+    n = model.initial_point()["z"].shape[0]
+    diffs = []
+    for k, labels in enumerate([np.zeros(n, np.int64), np.arange(n) % 3, np.arange(n)]):
+        S, sizes = _cluster_sums(labels, hyper.kernel.item_stats)
+        for s, q in ((-2.0, -3.0), (0.5, 0.0), (3.0, 2.5)):
+            point = {**model.initial_point(), "z": labels, "sigma2_theta_log__": np.array(s),
+                     "p_logodds__": np.array(q)}  # fmt: skip
+            dens = hyper.kernel.density(block.theta(point), block.rest(point), S, sizes)
+            diffs.append(float(logp_fn(*[point[n] for n in names])) - dens)
+        # the constant is the rest of the model at these labels: the same across hyperparameters
+        np.testing.assert_allclose(diffs[3 * k :], diffs[3 * k], rtol=0, atol=1e-8)

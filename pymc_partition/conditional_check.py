@@ -45,6 +45,10 @@ _CHUNK = 256
 #: attribute of the terms: the slowest integrated autocorrelation time of the sampled state they
 #: depend on (read by ``arviz_regen.conditional_check``: batches at least four times as long)
 STATE_TAU = "state_tau"
+#: attribute of a partition's terms: the integrated autocorrelation time of each check's test
+#: function (the largest over chains; read by ``arviz_regen.conditional_check``: each check's
+#: batches at least four times as long)
+CHECK_TAU = "check_tau"
 
 
 def _draw_reader(model, rv):
@@ -119,6 +123,22 @@ def _slowest_time(*traces):
         taus.append(tau[np.isfinite(tau)])
     taus = np.concatenate(taus) if taus else np.empty(0)
     return float(taus.max()) if taus.size and taus.max() > 0 else None
+
+
+def _check_times(values):
+    """Return each check's test-function time: the largest over chains of ``values (chain, draw, check)``.
+
+    NaN for a test function constant in every chain.
+    """
+    from arviz_regen.base.autocorrelation import integrated_time
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = integrated_time(np.moveaxis(np.asarray(values, dtype=float), 1, 2))  # (chain, check)
+    tau = np.where(np.isfinite(tau) & (tau > 0), tau, np.nan)
+    out = np.full(tau.shape[1], np.nan)
+    seen = ~np.all(np.isnan(tau), axis=0)
+    out[seen] = np.nanmax(tau[:, seen], axis=0)
+    return [float(t) for t in out]
 
 
 def _forward_transforms(model, rvs):
@@ -252,7 +272,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
     )
 
     from .engine import MoveMix, PartitionKernel
-    from .engine.kernels.conditional import conditional_terms
+    from .engine.kernels.conditional import check_function_values, conditional_terms
     from .log_likelihood import sampled_posterior
     from .model_spec import (
         RandomHyperparameterError,
@@ -314,12 +334,15 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
         R = bounds.size - 1
         width = R if R < n else 0  # each draw's choice of items, one uniform per stratum
         out = np.empty((flat.shape[0], len(CHECK_NAMES)))
+        # each check's test function at each draw: its terms follow its slow moves (check_tau)
+        f_values = np.empty_like(out)
         with quiet_compile():
             if reader is None:
                 for a in range(0, flat.shape[0], _CHUNK):
                     labels = np.ascontiguousarray(canonicalize(flat[a : a + _CHUNK].astype(np.int64)))
                     conditional_terms(labels, bounds, rng.random((labels.shape[0], width)), partners,
                                       m, s, w, out[a : a + _CHUNK])  # fmt: skip
+                    check_function_values(labels, partners, m, s, f_values[a : a + _CHUNK])
             else:
                 n_clusters = np.empty(flat.shape[0])
                 for t in range(flat.shape[0]):
@@ -331,6 +354,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
                         kernel.refresh(numbers)
                     labels = np.ascontiguousarray(canonicalize(flat[t : t + 1].astype(np.int64)))
                     conditional_terms(labels, bounds, rng.random((1, width)), partners, m, s, w, out[t : t + 1])
+                    check_function_values(labels, partners, m, s, f_values[t : t + 1])
                     n_clusters[t] = labels.max() + 1
                 # the terms follow the hyperparameters' slow moves without showing them in their own
                 # autocorrelations: the test's batches also cover the state's time
@@ -346,6 +370,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
         coords["check"] = list(CHECK_NAMES)
         seed_attr = {"seed": int(seed)} if isinstance(seed, (int, np.integer)) else {}
         tau_attr = {STATE_TAU: state_tau} if reader is not None and state_tau is not None else {}
+        tau_attr[CHECK_TAU] = _check_times(f_values.reshape(n_chain, n_draw, len(CHECK_NAMES)))
         results[rv.name] = xr.DataArray(
             out.reshape(n_chain, n_draw, len(CHECK_NAMES)), dims=("chain", "draw", "check"), coords=coords,
             attrs={"items_per_draw": int(R), "n_items": n, **seed_attr, "thin": int(thin), **tau_attr},

@@ -46,9 +46,9 @@ import numpy as np
 
 import arviz_regen.base.conditional as cond_base
 from arviz_regen.base.conditional import conditional_test
-from pymc_partition.conditional_check import _strata_and_partners
+from pymc_partition.conditional_check import _check_times, _strata_and_partners
 from pymc_partition.engine import MoveMix, PartitionKernel
-from pymc_partition.engine.kernels.conditional import CHECK_NAMES, conditional_terms
+from pymc_partition.engine.kernels.conditional import CHECK_NAMES, check_function_values, conditional_terms
 from pymc_partition.engine.kernels.slots import (
     activate,
     deactivate,
@@ -187,7 +187,9 @@ class Checker:
         self.rng = np.random.default_rng(seed)
         self.bounds, self.partners = _strata_and_partners(self.n, items, self.rng)
 
-    def terms(self, labels):
+    def terms(self, labels, values=False):
+        """The terms ``(..., checks)``; with ``values`` also the test functions' values (as
+        ``compute_conditional_checks`` evaluates them for ``check_tau``)."""
         *shape, n = labels.shape
         flat = np.ascontiguousarray(labels.reshape(-1, n), dtype=np.int64)
         R = self.bounds.size - 1
@@ -196,18 +198,24 @@ class Checker:
         m, s, w = self.kernel.bundles
         with quiet_compile():
             conditional_terms(flat, self.bounds, u, self.partners, m, s, w, out)
+            if values:
+                f = np.empty_like(out)
+                check_function_values(flat, self.partners, m, s, f)
+                return out.reshape(*shape, -1), f.reshape(*shape, -1)
         return out.reshape(*shape, -1)
 
     def reject(self, labels):
         """Rejections of each check and all together, for each of :data:`TAUS` (the batch length
-        in autocorrelation times) on the same terms: ``(len(TAUS), checks + 1)``."""
-        terms = self.terms(labels)
+        in autocorrelation times) on the same terms, with ``check_tau`` as
+        ``compute_conditional_checks`` stores it: ``(len(TAUS), checks + 1)``."""
+        terms, f = self.terms(labels, values=True)
+        check_tau = _check_times(f if f.ndim == 3 else f[None])
         out = []
         default = cond_base.TAU_FACTOR
         try:
             for tau in TAUS:
                 cond_base.TAU_FACTOR = tau
-                res = conditional_test(terms)
+                res = conditional_test(terms, check_tau=check_tau)
                 out.append(np.r_[res.p_value, res.p_value_all] < ALPHA)
         finally:
             cond_base.TAU_FACTOR = default

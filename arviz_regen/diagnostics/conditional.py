@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..base.conditional import conditional_test
+from ..base.conditional import CHECK_TAU_FACTOR, MIN_BATCHES, conditional_test
 from ..xr.containers import get_group, group_names, is_datatree, is_inference_data
 from ..xr.distributed import TASK_PREFIX, resolve_client
 
@@ -135,9 +135,12 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         terms' check dim (``check``, ``hyper_check``): each test function, then ``all`` (every
         check together). Attributes per variable: ``df`` (degrees of freedom of ``all``),
         ``df_each`` and ``batch`` (each check's), ``combination`` (``"hotelling"`` or
-        ``"bonferroni"``), ``rank`` (checks that are not collinear), ``n_draws``, and ``note``
-        when partition terms lack the ``check_tau`` attribute (computed by an older
-        ``pymc_partition``: scored as before, possibly liberal with many items).
+        ``"bonferroni"``), ``rank`` (checks that are not collinear), ``n_draws``; ``capped``
+        (with ``check_tau``): the checks whose batches were cut to a quarter of a chain because
+        their test function moves more slowly than that allows (their own p-values can be too
+        small; all checks together held the level in the benchmarks; longer chains make them
+        sharp); and ``note`` when partition terms lack the ``check_tau`` attribute (computed by
+        an older ``pymc_partition``: scored as before, possibly liberal with many items).
 
     Raises
     ------
@@ -219,5 +222,8 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
             attrs["batch"] = [int(b) for b in res.batch]
         if dim == "check" and CHECK_TAU not in da.attrs:  # a partition's terms from before check_tau
             attrs["note"] = NO_CHECK_TAU
+        if CHECK_TAU in da.attrs:
+            tau, cap = _check_tau(da, dim), max(da.sizes["draw"] // MIN_BATCHES, 1)
+            attrs["capped"] = [c for c, t in zip(checks, tau) if np.isfinite(t) and CHECK_TAU_FACTOR * t > cap]
         out[name] = xr.DataArray(np.r_[per, whole], dims=(dim,), coords={dim: checks + [ALL]}, attrs=attrs)
     return xr.Dataset(out, attrs={"kind": kind})

@@ -5,7 +5,9 @@ Run: ``python benchmarks/bench_conditional_check.py [--quick] [--sections level,
 processes, ``--batch`` to print the rows so far). Every design has a known answer and a fixed
 seed; each prints the rejection rate at α = 0.05 of each test function's p-value and of all of
 them together (``all``, the one a verdict reads), with its binomial standard error and the number
-of runs, for half the items per draw (the default) and all items on the same draws.
+of runs, for half the items per draw (the default) and all items on the same draws. The test is
+the one ``arviz_regen.conditional_check`` runs on what ``compute_conditional_checks`` stores: each
+check's batches cover its test function's time (``check_tau``).
 
 level: 8 items (exact posterior): independent exact draws, exact Gibbs chains, sticky Gibbs
     chains (each step kept with probability 0.9), one chain.

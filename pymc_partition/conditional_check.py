@@ -23,9 +23,11 @@ hyperparameters ``theta`` the identity holds for ``pi(c | theta, y)`` and ``(c, 
 from the joint posterior, so each draw's terms use its own ``theta``; the continuous free variables
 get Langevin terms ``d/du log p`` and ``u d/du log p + 1`` (``u`` unconstrained; mean zero by
 integration by parts), which see a wrong hyperparameter update. ``arviz_regen.
-conditional_check`` turns the stored terms into p-values (``docs/maths/conditional_check.md``);
-with sampled hyperparameters the terms carry ``state_tau``, the state's slowest autocorrelation
-time, which their own autocorrelations do not show and the test's batches must cover.
+conditional_check`` turns the stored terms into p-values (``docs/maths/conditional_check.md``).
+Each check's terms follow the slow moves of its own test function without showing them in their
+own autocorrelations, so the terms carry ``check_tau``, each test function's integrated time
+(evaluated at every draw, a few per cent of the terms' cost), and with sampled hyperparameters
+``state_tau``, the state's slowest time: the test's batches must cover both.
 """
 
 from __future__ import annotations
@@ -254,8 +256,10 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
     InferenceData, DataTree or xarray.Dataset
         One variable per partition, dims ``(chain, draw, check)``, ``check`` the test functions
         of :data:`CHECK_NAMES` (each term the mean over the evaluated items): zero in
-        expectation under the model's posterior; and ``hyperparameters`` when the model has
-        continuous free variables.
+        expectation under the model's posterior, with the attribute ``check_tau`` (each test
+        function's integrated autocorrelation time, the largest over chains; NaN when constant)
+        and, with sampled hyperparameters, ``state_tau``; and ``hyperparameters`` when the model
+        has continuous free variables.
 
     Raises
     ------

@@ -72,7 +72,7 @@ class ConditionalTest(NamedTuple):
     t, p_value : ndarray (p,)
         ``mean / mcse`` and its two-sided p-value (Student's t, ``df`` degrees of freedom).
     t2 : float
-        Hotelling's statistic of all checks together.
+        Hotelling's statistic of all checks together (NaN with Bonferroni's combination).
     rank : int
         Rank of the long-run covariance (the checks' effective number).
     df : int
@@ -86,7 +86,7 @@ class ConditionalTest(NamedTuple):
     df_each : ndarray (p,) or None
         Degrees of freedom of each check's t test (None: ``df`` for all).
     batch : ndarray (p,) or None
-        Batch length of each check (None: :func:`batch_length`'s for all).
+        Batch length of each check.
     combination : str
         ``"hotelling"`` or ``"bonferroni"``.
     """

@@ -125,8 +125,9 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         Partition variables to check (default: all in the group).
     kind : {"p_value", "statistic", "mean", "mcse"}
         What to return for each check: its p-value (small: the draws are not from the posterior
-        whose conditionals made the terms); its t statistic (Hotelling's T² for ``all``); the
-        mean of its terms (zero under the posterior) or that mean's Monte Carlo standard error.
+        whose conditionals made the terms); its t statistic (Hotelling's T² for ``all``, NaN when
+        ``combination`` is ``"bonferroni"``); the mean of its terms (zero under the posterior) or
+        that mean's Monte Carlo standard error.
 
     Returns
     -------

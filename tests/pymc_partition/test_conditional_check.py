@@ -157,11 +157,11 @@ def test_group_and_chunks():
     half = _terms(_spec(), canonicalize(labels.reshape(-1, n)), partners, bounds, u)
     np.testing.assert_allclose(da.values.reshape(-1, 4), half, atol=1e-12)
     assert da.attrs["items_per_draw"] == 4
-    # each test function's integrated time, the largest over chains (NaN: constant in every chain)
+    # each test function's integrated time, the mean over chains (NaN: constant in every chain)
     f = np.empty((labels.shape[0] * labels.shape[1], 4))
     m, s, _w = PartitionKernel.from_spec(_spec(), GIBBS).bundles
     check_function_values(canonicalize(labels.reshape(-1, n)).astype(np.int64), partners, m, s, f)
-    want = np.nanmax(integrated_time(np.moveaxis(f.reshape(2, 300, 4), 1, 2)), axis=0)
+    want = np.nanmean(integrated_time(np.moveaxis(f.reshape(2, 300, 4), 1, 2)), axis=0)
     np.testing.assert_allclose(da.attrs["check_tau"], want, rtol=1e-12)
     thinned = pmp.compute_conditional_checks(idata, model=model, thin=3, items=2, extend_inferencedata=False)
     assert thinned["z"].shape == (2, 100, 4) and thinned["z"].attrs["items_per_draw"] == 2

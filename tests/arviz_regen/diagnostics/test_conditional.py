@@ -101,7 +101,7 @@ def test_check_tau_covers_each_checks_slow_test_function():
     long-run variance) that follows its test function ``f_a`` (time 50), as the ``cluster_size``
     check's follow the sum of squared cluster sizes; check ``b``'s are white. The terms' own times
     miss it: ``a``'s variance is underestimated and its p-value liberal. With ``check_tau`` (the
-    test functions' times, largest over chains, as ``compute_conditional_checks`` stores them)
+    test functions' times, mean over chains, as ``compute_conditional_checks`` stores them)
     ``a``'s batches see it and all checks together hold their level (400 runs)."""
     from arviz_regen.base.autocorrelation import integrated_time
 
@@ -111,7 +111,7 @@ def test_check_tau_covers_each_checks_slow_test_function():
     x = np.sqrt(1 - share) * rng.normal(size=(runs, chains, draws, 2))
     x[..., 0] += np.sqrt(share) * slow
     f = np.stack([slow + 0.3 * rng.normal(size=slow.shape), rng.normal(size=slow.shape)], axis=-1)
-    tau = np.nanmax(integrated_time(np.moveaxis(f, -1, -2)), axis=1)  # (runs, checks)
+    tau = np.nanmean(integrated_time(np.moveaxis(f, -1, -2)), axis=1)  # (runs, checks)
     old = [conditional_test(x[r]) for r in range(runs)]
     new = [conditional_test(x[r], check_tau=tau[r]) for r in range(runs)]
     sigma2 = 1 - share + share * tau_slow  # a's long-run variance
@@ -123,9 +123,10 @@ def test_check_tau_covers_each_checks_slow_test_function():
     assert np.mean([r.p_value[0] < 0.05 for r in old]) > 0.05 + 3 * se
     assert np.mean([r.p_value_all < 0.05 for r in new]) < 0.05 + 3 * se
     assert {r.combination for r in new} == {"bonferroni"}
-    # a's batches about four of f_a's times, b's the terms' own
+    # a's batches about four of f_a's times (46; Geyer's estimate on 1,000 draws runs low), b's the
+    # terms' own
     b = np.array([r.batch for r in new])
-    assert np.median(b[:, 0]) > 4 * 45 and np.all(b[:, 1] == [batch_length(x[r]) for r in range(runs)])
+    assert np.median(b[:, 0]) > 4 * 35 and np.all(b[:, 1] == [batch_length(x[r]) for r in range(runs)])
 
 
 def test_check_tau_batches_and_combination():

@@ -5,7 +5,9 @@ Run: ``python benchmarks/bench_conditional_check.py [--quick] [--sections level,
 processes, ``--batch`` to print the rows so far). Every design has a known answer and a fixed
 seed; each prints the rejection rate at α = 0.05 of each test function's p-value and of all of
 them together (``all``, the one a verdict reads), with its binomial standard error and the number
-of runs, for half the items per draw (the default) and all items on the same draws.
+of runs, for half the items per draw (the default) and all items on the same draws. The test is
+the one ``arviz_regen.conditional_check`` runs on what ``compute_conditional_checks`` stores: each
+check's batches cover its test function's time (``check_tau``).
 
 level: 8 items (exact posterior): independent exact draws, exact Gibbs chains, sticky Gibbs
     chains (each step kept with probability 0.9), one chain.
@@ -46,9 +48,9 @@ import numpy as np
 
 import arviz_regen.base.conditional as cond_base
 from arviz_regen.base.conditional import conditional_test
-from pymc_partition.conditional_check import _strata_and_partners
+from pymc_partition.conditional_check import _check_times, _strata_and_partners
 from pymc_partition.engine import MoveMix, PartitionKernel
-from pymc_partition.engine.kernels.conditional import CHECK_NAMES, conditional_terms
+from pymc_partition.engine.kernels.conditional import CHECK_NAMES, check_function_values, conditional_terms
 from pymc_partition.engine.kernels.slots import (
     activate,
     deactivate,
@@ -187,7 +189,9 @@ class Checker:
         self.rng = np.random.default_rng(seed)
         self.bounds, self.partners = _strata_and_partners(self.n, items, self.rng)
 
-    def terms(self, labels):
+    def terms(self, labels, values=False):
+        """The terms ``(..., checks)``; with ``values`` also the test functions' values (as
+        ``compute_conditional_checks`` evaluates them for ``check_tau``)."""
         *shape, n = labels.shape
         flat = np.ascontiguousarray(labels.reshape(-1, n), dtype=np.int64)
         R = self.bounds.size - 1
@@ -196,18 +200,24 @@ class Checker:
         m, s, w = self.kernel.bundles
         with quiet_compile():
             conditional_terms(flat, self.bounds, u, self.partners, m, s, w, out)
+            if values:
+                f = np.empty_like(out)
+                check_function_values(flat, self.partners, m, s, f)
+                return out.reshape(*shape, -1), f.reshape(*shape, -1)
         return out.reshape(*shape, -1)
 
     def reject(self, labels):
         """Rejections of each check and all together, for each of :data:`TAUS` (the batch length
-        in autocorrelation times) on the same terms: ``(len(TAUS), checks + 1)``."""
-        terms = self.terms(labels)
+        in autocorrelation times) on the same terms, with ``check_tau`` as
+        ``compute_conditional_checks`` stores it: ``(len(TAUS), checks + 1)``."""
+        terms, f = self.terms(labels, values=True)
+        check_tau = _check_times(f if f.ndim == 3 else f[None])
         out = []
         default = cond_base.TAU_FACTOR
         try:
             for tau in TAUS:
                 cond_base.TAU_FACTOR = tau
-                res = conditional_test(terms)
+                res = conditional_test(terms, check_tau=check_tau)
                 out.append(np.r_[res.p_value, res.p_value_all] < ALPHA)
         finally:
             cond_base.TAU_FACTOR = default

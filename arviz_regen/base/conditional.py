@@ -1,6 +1,6 @@
 """The conditional (discrete Stein) check's test on per-draw Stein terms (numpy core, no xarray).
 
-Chain means of the terms against zero, with multivariate batch-means standard errors.
+Chain means of the terms against zero, with batch-means standard errors.
 
 The terms (:mod:`pymc_partition.conditional_check` computes them; the maths is in
 ``docs/maths/conditional_check.md``) have mean zero under the target whatever sampler produced
@@ -8,17 +8,23 @@ the draws. Given ``T`` of shape ``(M chains, N draws, p checks)``:
 
 * the grand mean ``m`` over all draws estimates ``E T``;
 * its covariance is ``Sigma / (M N)`` with ``Sigma`` the long-run covariance, estimated by
-  replicated multivariate batch means (batches of ``b`` draws of every chain, ``b`` the larger
-  of ``floor(sqrt(N))``, twelve integrated autocorrelation times of the slowest check and four of
-  ``state_tau``, the slowest coordinate of the sampled state the terms depend on (with
-  hyperparameters sampled alongside: a slow component of the terms that their own
-  autocorrelations do not show), compared with the grand mean; chains whose means differ inflate
-  it); batches of several
-  autocorrelation times take the place of the lugsail correction (Vats & Flegal 2022), whose
-  extra noise the F reference below does not account for;
+  replicated batch means (batches of ``b`` draws of every chain compared with the grand mean;
+  chains whose means differ inflate it). ``b`` is at least ``floor(sqrt(N))`` and twelve
+  integrated autocorrelation times of the terms; batches of several autocorrelation times take
+  the place of the lugsail correction (Vats & Flegal 2022), whose extra noise the references
+  below do not account for;
+* a check's terms carry a slow part that follows its own test function ``f`` (and, with
+  hyperparameters sampled alongside, the hyperparameters), which their own autocorrelations do
+  not show: given ``check_tau`` (each ``f``'s integrated time) and ``state_tau`` (the sampled
+  state's), check ``j``'s batches are also at least :data:`CHECK_TAU_FACTOR` ``check_tau[j]``
+  and :data:`STATE_TAU_FACTOR` ``state_tau`` long, at most ``N //`` :data:`MIN_BATCHES` (enough
+  batches for a usable reference);
 * per check ``t = m / se`` against Student's t with ``nu = A - 1`` degrees of freedom (``A``
-  batches in all); all checks together Hotelling's ``T^2 = M N m' Sigma^+ m`` on the rank ``r`` of
-  ``Sigma``, ``T^2 (nu - r + 1) / (r nu)`` against ``F(r, nu - r + 1)``.
+  batches in all); all checks together: with one batch length for all (no ``check_tau``)
+  Hotelling's ``T^2 = M N m' Sigma^+ m`` on the rank ``r`` of ``Sigma``,
+  ``T^2 (nu - r + 1) / (r nu)`` against ``F(r, nu - r + 1)``; with ``check_tau`` Hotelling at the
+  longest batch when that leaves at least :data:`HOTELLING_MIN_DF` degrees of freedom, else
+  Bonferroni over the per-check tests (Hotelling on few batches loses most of its power).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["ConditionalTest", "batch_means_cov", "conditional_test"]
+__all__ = ["ConditionalTest", "batch_lengths", "batch_means_cov", "conditional_test"]
 
 #: lugsail parameter of :func:`batch_means_cov` (``2 Sigma_b - Sigma_{floor(b / r)}``; 1: plain
 #: batch means, the default of the test: the lugsail estimate's extra noise made the Hotelling
@@ -44,6 +50,16 @@ TAU_FACTOR = 12.0
 #: 1,000 draws of a hierarchical sampler seven degrees of freedom and caught a partition step at
 #: alpha x 1.1 in 45 % of runs, four times in 95 % (``docs/maths/conditional_check.md``)
 STATE_TAU_FACTOR = 4.0
+#: batches at least this many times each check's ``check_tau`` long (:func:`batch_lengths`): the
+#: same bias bound as :data:`STATE_TAU_FACTOR`; chosen on 2,000-item right-model and alpha x 1.1
+#: runs scored by candidate rules (``docs/maths/conditional_check.md``, "Fixed hyperparameters")
+CHECK_TAU_FACTOR = 4.0
+#: slow-time batches are at most ``N // MIN_BATCHES`` long, so that ``M`` chains leave at least
+#: ``MIN_BATCHES * M - 1`` degrees of freedom (15 with 4 chains)
+MIN_BATCHES = 4
+#: with ``check_tau``, Hotelling's combination at the longest batch needs this many degrees of
+#: freedom; with fewer, Bonferroni over the per-check t tests (more power on few batches)
+HOTELLING_MIN_DF = 100
 
 
 class ConditionalTest(NamedTuple):
@@ -56,15 +72,23 @@ class ConditionalTest(NamedTuple):
     t, p_value : ndarray (p,)
         ``mean / mcse`` and its two-sided p-value (Student's t, ``df`` degrees of freedom).
     t2 : float
-        Hotelling's statistic of all checks together.
+        Hotelling's statistic of all checks together (NaN with Bonferroni's combination).
     rank : int
         Rank of the long-run covariance (the checks' effective number).
     df : int
-        Degrees of freedom of the covariance (batches in all less one).
+        Degrees of freedom of the combined test (batches in all less one; with Bonferroni's
+        combination the smallest of ``df_each``).
     p_value_all : float
-        p-value of ``t2`` (``F(rank, df - rank + 1)``); NaN with fewer batches than checks.
+        p-value of all checks together: of ``t2`` (``F(rank, df - rank + 1)``; NaN with fewer
+        batches than checks), or Bonferroni's ``min(1, p min_j p_value[j])`` (``combination``).
     n_draws : int
         Draws in all.
+    df_each : ndarray (p,) or None
+        Degrees of freedom of each check's t test (None: ``df`` for all).
+    batch : ndarray (p,) or None
+        Batch length of each check.
+    combination : str
+        ``"hotelling"`` or ``"bonferroni"``.
     """
 
     mean: np.ndarray
@@ -76,6 +100,9 @@ class ConditionalTest(NamedTuple):
     df: int
     p_value_all: float
     n_draws: int
+    df_each: np.ndarray | None = None
+    batch: np.ndarray | None = None
+    combination: str = "hotelling"
 
 
 def _batch_cov(x, b, grand):
@@ -117,6 +144,31 @@ def batch_length(x, tau_factor=None, state_tau=None):
     return int(min(b, max(N // 2, 1)))
 
 
+def batch_lengths(x, state_tau=None, check_tau=None):
+    """Return each check's batch length for ``x (M, N, p)`` given its test function's time.
+
+    ``max(b0, min(ceil(CHECK_TAU_FACTOR * check_tau[j]), ceil(STATE_TAU_FACTOR * state_tau),
+    N // MIN_BATCHES))`` per check (the inner maximum over the given times), with ``b0`` the
+    terms' own :func:`batch_length`. A NaN ``check_tau[j]`` (a constant test function) adds
+    nothing.
+
+    Returns
+    -------
+    ndarray (p,) of int
+    """
+    _M, N, p = x.shape
+    b0 = batch_length(x)
+    slow = np.zeros(p)
+    if check_tau is not None:
+        tau = np.asarray(check_tau, dtype=float)
+        slow = np.where(np.isnan(tau), 0.0, CHECK_TAU_FACTOR * tau)
+    if state_tau is not None and np.isfinite(state_tau):
+        slow = np.maximum(slow, STATE_TAU_FACTOR * float(state_tau))
+    cap = max(N // MIN_BATCHES, 1)
+    slow = np.ceil(np.minimum(slow, cap)).astype(int)
+    return np.maximum(slow, b0)
+
+
 def batch_means_cov(x, b=None, r=LUGSAIL_R, state_tau=None):
     """Long-run covariance of the rows of ``x (M, N, p)`` by replicated batch means.
 
@@ -145,7 +197,40 @@ def batch_means_cov(x, b=None, r=LUGSAIL_R, state_tau=None):
     return cov, A
 
 
-def conditional_test(terms, state_tau=None):
+def _check_tau_argument(check_tau, p):
+    """Validate ``check_tau`` against ``p`` checks: ``(p,)`` floats, positive or NaN."""
+    if check_tau is None:
+        return None
+    try:
+        tau = np.asarray(check_tau, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"`check_tau` must be {p} numbers, got {check_tau!r}.") from None
+    if tau.shape != (p,):
+        raise ValueError(f"`check_tau` must hold one time per check ({p}), got shape {tau.shape}.")
+    if np.any(tau[~np.isnan(tau)] <= 0) or np.any(np.isinf(tau)):
+        raise ValueError(f"`check_tau` must be positive (or NaN for a constant test function), got {tau}.")
+    return tau
+
+
+def _per_check(x, mean, b, tol):
+    """Each check's MCSE, t, p-value and df with its own batch length ``b[j]``."""
+    from scipy import stats
+
+    M, N, p = x.shape
+    n = M * N
+    mcse, t, pv, df = (np.empty(p) for _ in range(4))
+    for j in range(p):
+        cov, A = _batch_cov(x[:, :, j : j + 1], int(b[j]), mean[j : j + 1])
+        var = cov[0, 0] if abs(cov[0, 0]) > tol * tol else 0.0
+        mcse[j] = np.sqrt(max(var, 0.0) / n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t[j] = mean[j] / mcse[j] if mcse[j] > 0 else (0.0 if mean[j] == 0 else np.inf * np.sign(mean[j]))
+        df[j] = A - 1
+        pv[j] = 2.0 * stats.t.sf(abs(t[j]), A - 1) if A >= 2 else np.nan
+    return mcse, t, pv, df.astype(int)
+
+
+def conditional_test(terms, state_tau=None, check_tau=None):
     """Test that the per-draw Stein terms have mean zero (see the module docstring).
 
     Parameters
@@ -158,6 +243,11 @@ def conditional_test(terms, state_tau=None):
         alongside: the hyperparameters and the number of clusters); batches are at least
         :data:`STATE_TAU_FACTOR` times as long (``docs/maths/conditional_check.md``, "Random
         hyperparameters: batch length"). Default: the terms' own times only.
+    check_tau : array_like (p,), optional
+        Integrated autocorrelation time of each check's test function (NaN: constant); check
+        ``j``'s batches are at least :data:`CHECK_TAU_FACTOR` times as long, and all checks are
+        combined by Hotelling at the longest batch or by Bonferroni (module docstring). Default:
+        one batch length for all checks and Hotelling's combination.
 
     Returns
     -------
@@ -176,12 +266,16 @@ def conditional_test(terms, state_tau=None):
     mean = x.reshape(-1, p).mean(axis=0)
     if state_tau is not None and not (np.isfinite(state_tau) and state_tau > 0):
         raise ValueError(f"`state_tau` must be a positive number, got {state_tau!r}.")
-    cov, A = batch_means_cov(x, state_tau=state_tau)
+    check_tau = _check_tau_argument(check_tau, p)
+    if check_tau is not None:
+        return _test_per_check(x, mean, state_tau, check_tau)
+    b = batch_length(x, state_tau=state_tau)
+    cov, A = batch_means_cov(x, b=b)
     df = A - 1
     n = M * N
     nan = np.full(p, np.nan)
     if df < 1:
-        return ConditionalTest(mean, nan, nan, nan, np.nan, 0, max(df, 0), np.nan, n)
+        return ConditionalTest(mean, nan, nan, nan, np.nan, 0, max(df, 0), np.nan, n, batch=np.full(p, b))
     # variances at the level of rounding errors of the terms are zero (a stuck chain)
     tol = 1e-8 * max(np.abs(x).max(), 1e-300)
     cov = np.where(np.abs(cov) > tol * tol, cov, 0.0)
@@ -190,7 +284,7 @@ def conditional_test(terms, state_tau=None):
         t = np.where(mcse > 0, mean / mcse, np.where(mean == 0, 0.0, np.inf * np.sign(mean)))
     p_value = 2.0 * stats.t.sf(np.abs(t), df)
     if df < p:  # too few batches for a covariance of full rank
-        return ConditionalTest(mean, mcse, t, p_value, np.nan, 0, df, np.nan, n)
+        return ConditionalTest(mean, mcse, t, p_value, np.nan, 0, df, np.nan, n, batch=np.full(p, b))
     # all checks together, on the covariance's range (the checks may be collinear)
     lam, U = np.linalg.eigh(cov)
     keep = lam > max(1e-10 * lam.max(), tol * tol)
@@ -200,8 +294,29 @@ def conditional_test(terms, state_tau=None):
         # a mean off the covariance's range: a constant nonzero term, no sampler of the target
         t2 = 0.0 if not np.any(mean) else np.inf
         p_all = 1.0 if t2 == 0.0 else 0.0
-        return ConditionalTest(mean, mcse, t, p_value, t2, rank, df, p_all, n)
+        return ConditionalTest(mean, mcse, t, p_value, t2, rank, df, p_all, n, batch=np.full(p, b))
     t2 = float(n * np.sum(proj[keep] ** 2 / lam[keep]))
     d2 = df - rank + 1
     p_all = float(stats.f.sf(t2 * d2 / (rank * df), rank, d2)) if d2 >= 1 else np.nan
-    return ConditionalTest(mean, mcse, t, p_value, t2, rank, df, p_all, n)
+    return ConditionalTest(mean, mcse, t, p_value, t2, rank, df, p_all, n, batch=np.full(p, b))
+
+
+def _test_per_check(x, mean, state_tau, check_tau):
+    """:func:`conditional_test` with each check's own batch length (``check_tau`` given)."""
+    M, N, p = x.shape
+    n = M * N
+    tol = 1e-8 * max(np.abs(x).max(), 1e-300)
+    b = batch_lengths(x, state_tau, check_tau)
+    mcse, t, p_value, df_each = _per_check(x, mean, b, tol)
+    longest = int(b.max())
+    df_all = M * (N // longest) - 1
+    if df_all >= HOTELLING_MIN_DF:
+        res = conditional_test(x, state_tau=longest / STATE_TAU_FACTOR)
+        return res._replace(mcse=mcse, t=t, p_value=p_value, df_each=df_each, batch=b)
+    finite = np.isfinite(p_value)
+    if not finite.any():
+        p_all, df = np.nan, int(df_each.max())
+    else:
+        p_all, df = float(min(1.0, p_value[finite].min() * p)), int(df_each[finite].min())
+    rank = int((mcse > 0).sum())
+    return ConditionalTest(mean, mcse, t, p_value, np.nan, rank, df, p_all, n, df_each, b, "bonferroni")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from ..base.conditional import conditional_test
+from ..base.conditional import CHECK_TAU_FACTOR, MIN_BATCHES, conditional_test
 from ..xr.containers import get_group, group_names, is_datatree, is_inference_data
 from ..xr.distributed import TASK_PREFIX, resolve_client
 
@@ -28,6 +28,16 @@ ALL = "all"
 #: attribute of a variable of terms: integrated autocorrelation time of the slowest coordinate of
 #: the sampled state its terms depend on (batches at least ``STATE_TAU_FACTOR`` times as long)
 STATE_TAU = "state_tau"
+#: attribute of a variable of terms: integrated autocorrelation time of each check's test function
+#: (batches of that check at least ``CHECK_TAU_FACTOR`` times as long)
+CHECK_TAU = "check_tau"
+#: the result's note on terms stored without ``check_tau``
+NO_CHECK_TAU = (
+    "terms without check_tau (computed by an older pymc_partition): batches from the terms' own "
+    "autocorrelation times, which miss the slow part that follows each check's test function, so the "
+    "p-values can be too small with many items; recompute them with "
+    "pymc_partition.compute_conditional_checks"
+)
 _KINDS = ("p_value", "statistic", "mean", "mcse")
 
 
@@ -49,9 +59,9 @@ def _terms_dataset(data):
     )
 
 
-def _test_terms(terms, state_tau=None):
+def _test_terms(terms, state_tau=None, check_tau=None):
     """Return the test of one variable's terms (chain, draw, check): numpy in, the kernel's result out."""
-    return conditional_test(np.asarray(terms, dtype=float), state_tau=state_tau)
+    return conditional_test(np.asarray(terms, dtype=float), state_tau=state_tau, check_tau=check_tau)
 
 
 def _state_tau(da):
@@ -70,18 +80,37 @@ def _state_tau(da):
     return tau
 
 
+def _check_tau(da, dim):
+    """Return the terms' ``check_tau`` attribute as floats (one per check of ``dim``), or None."""
+    tau = da.attrs.get(CHECK_TAU)
+    if tau is None:
+        return None
+    try:
+        tau = np.asarray(tau, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        tau = np.array([])
+    if tau.size != da.sizes[dim] or np.any(tau[~np.isnan(tau)] <= 0) or np.any(np.isinf(tau)):
+        raise ValueError(
+            f"The attribute {CHECK_TAU!r} of the terms must hold one positive number (or NaN) per "
+            f"{dim} ({da.sizes[dim]}), got {da.attrs[CHECK_TAU]!r}."
+        )
+    return tau
+
+
 def _run_test(da, client):
     """Run :func:`_test_terms` here, or as one task of ``client``'s cluster.
 
     The dask-backed terms are read by the workers and only the small result comes back.
     """
     tau = _state_tau(da)
+    check_tau = _check_tau(da, da.dims[2])
     if client is None:
-        return _test_terms(da.values, tau)
+        return _test_terms(da.values, tau, check_tau)
     import dask
 
-    key = f"{TASK_PREFIX}-conditional_test-{dask.base.tokenize(da.data, tau)}"
-    return client.compute(dask.delayed(_test_terms, pure=True)(da.data, tau, dask_key_name=key)).result()
+    key = f"{TASK_PREFIX}-conditional_test-{dask.base.tokenize(da.data, tau, check_tau)}"
+    delayed = dask.delayed(_test_terms, pure=True)(da.data, tau, check_tau, dask_key_name=key)
+    return client.compute(delayed).result()
 
 
 def conditional_check(data, *, var_names=None, kind="p_value", client=None):
@@ -96,16 +125,23 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         Partition variables to check (default: all in the group).
     kind : {"p_value", "statistic", "mean", "mcse"}
         What to return for each check: its p-value (small: the draws are not from the posterior
-        whose conditionals made the terms); its t statistic (Hotelling's T² for ``all``); the
-        mean of its terms (zero under the posterior) or that mean's Monte Carlo standard error.
+        whose conditionals made the terms); its t statistic (Hotelling's T² for ``all``, NaN when
+        ``combination`` is ``"bonferroni"``); the mean of its terms (zero under the posterior) or
+        that mean's Monte Carlo standard error.
 
     Returns
     -------
     xarray.Dataset
         One variable per variable of terms (a partition, or ``hyperparameters``), with its
         terms' check dim (``check``, ``hyper_check``): each test function, then ``all`` (every
-        check together). Attributes ``df`` (batch-means degrees of freedom), ``rank`` (checks
-        that are not collinear) and ``n_draws`` per variable.
+        check together). Attributes per variable: ``df`` (degrees of freedom of ``all``),
+        ``df_each`` and ``batch`` (each check's), ``combination`` (``"hotelling"`` or
+        ``"bonferroni"``), ``rank`` (checks that are not collinear), ``n_draws``; ``capped``
+        (with ``check_tau``): the checks whose batches were cut to a quarter of a chain because
+        their test function moves more slowly than that allows (their own p-values can be too
+        small; all checks together held the level in the benchmarks; longer chains make them
+        sharp); and ``note`` when partition terms lack the ``check_tau`` attribute (computed by
+        an older ``pymc_partition``: scored as before, possibly liberal with many items).
 
     Raises
     ------
@@ -116,11 +152,14 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
 
     Notes
     -----
-    The p-values use multivariate batch means over all chains with batches at least twelve
-    autocorrelation times of the terms long, and four of the sampled state when the terms carry
-    its time as the attribute ``state_tau`` (``compute_conditional_checks`` stores it when
-    hyperparameters are sampled alongside, whose slow moves the terms follow without showing
-    it in their own autocorrelations). With too few draws for two batches they are NaN.
+    The p-values use batch means over all chains with batches at least twelve autocorrelation
+    times of the terms long. Each check's terms also follow its test function's slow moves
+    without showing them in their own autocorrelations: with the attribute ``check_tau`` (each
+    test function's time, which ``compute_conditional_checks`` stores) a check's batches are at
+    least four times its test function's time, and four times the sampled state's with
+    ``state_tau`` (stored when hyperparameters are sampled alongside), at most a quarter of a
+    chain; all checks together by Hotelling's test when the longest batches leave 100 degrees of
+    freedom, else by Bonferroni's. With too few draws for two batches they are NaN.
 
 
     Examples
@@ -177,8 +216,15 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
             "mcse": np.nan,
         }[kind]
         checks = [str(c) for c in (da.coords[dim].values if dim in da.coords else range(da.sizes[dim]))]
-        out[name] = xr.DataArray(
-            np.r_[per, whole], dims=(dim,), coords={dim: checks + [ALL]},
-            attrs={"df": int(res.df), "rank": int(res.rank), "n_draws": int(res.n_draws)},
-        )  # fmt: skip
+        each = np.full(len(checks), res.df) if res.df_each is None else res.df_each
+        attrs = {"df": int(res.df), "df_each": [int(d) for d in each], "combination": res.combination,
+                 "rank": int(res.rank), "n_draws": int(res.n_draws)}  # fmt: skip
+        if res.batch is not None:
+            attrs["batch"] = [int(b) for b in res.batch]
+        if dim == "check" and CHECK_TAU not in da.attrs:  # a partition's terms from before check_tau
+            attrs["note"] = NO_CHECK_TAU
+        if CHECK_TAU in da.attrs:
+            tau, cap = _check_tau(da, dim), max(da.sizes["draw"] // MIN_BATCHES, 1)
+            attrs["capped"] = [c for c, t in zip(checks, tau) if np.isfinite(t) and CHECK_TAU_FACTOR * t > cap]
+        out[name] = xr.DataArray(np.r_[per, whole], dims=(dim,), coords={dim: checks + [ALL]}, attrs=attrs)
     return xr.Dataset(out, attrs={"kind": kind})

@@ -234,7 +234,10 @@ def conditional_check_adapter(idata, var_name=None, coords=None):
     p = combine_checks(ps)
     if not np.isfinite(p):
         return Check(name, p, meaning, "undecided", "too few draws for its batch means (run longer)")
-    return Check(name, p, meaning, "decided", ", ".join(f"{v}: {q:.3g}" for v, q in zip(names, ps)))
+    note = ", ".join(f"{v}: {q:.3g}" for v, q in zip(names, ps))
+    if any("note" in ds[v].attrs for v in names):  # terms from an older pymc_partition
+        note += f"; its terms lack check_tau, so its batches may be too short: {CONDITIONAL_HINT} again"
+    return Check(name, p, meaning, "decided", note)
 
 
 def _stat_failures(stats, n_chain):

@@ -10,9 +10,10 @@ import pytest
 
 import arviz_regen
 import pymc_partition as pmp
+from arviz_regen.base.autocorrelation import integrated_time
 from arviz_regen.xr.containers import from_dict, get_group, group_names
 from pymc_partition.engine import MoveMix, PartitionKernel
-from pymc_partition.engine.kernels.conditional import CHECK_NAMES, conditional_terms
+from pymc_partition.engine.kernels.conditional import CHECK_NAMES, check_function_values, conditional_terms
 from pymc_partition.exact import ExactPosterior
 from pymc_partition.predictive._types import quiet_compile
 from pymc_partition.spec import PartitionSpec
@@ -81,6 +82,22 @@ def test_kernel_matches_brute_force():
     np.testing.assert_allclose(got, want, atol=1e-10)
 
 
+def test_test_function_values():
+    """The test functions the terms follow (for ``check_tau``): number of clusters, sum of squared
+    sizes / 2, items sharing their partner's cluster, the spec's log posterior (up to a constant)."""
+    labels = canonicalize(RNG.integers(0, 4, (12, Y.size)))
+    partners = np.array([5, 0, 4, 1, 6, 2, 3], dtype=np.int64)
+    spec = _spec()
+    m, s, _w = PartitionKernel.from_spec(spec, GIBBS).bundles
+    out = np.empty((labels.shape[0], 4))
+    check_function_values(np.ascontiguousarray(labels, dtype=np.int64), partners, m, s, out)
+    np.testing.assert_array_equal(out[:, 0], labels.max(axis=1) + 1)
+    np.testing.assert_array_equal(out[:, 1], [(np.bincount(c) ** 2).sum() / 2 for c in labels])
+    np.testing.assert_array_equal(out[:, 2], (labels == labels[:, partners]).sum(axis=1))
+    diff = out[:, 3] - spec.log_posterior(labels)
+    assert np.ptp(diff) < 1e-10
+
+
 def test_subsampled_terms_are_unbiased():
     """Averaged over every choice of one item per stratum, the subsampled terms are the mean over
     all items, label vector by label vector (so their mean under any law is the full one's)."""
@@ -140,6 +157,12 @@ def test_group_and_chunks():
     half = _terms(_spec(), canonicalize(labels.reshape(-1, n)), partners, bounds, u)
     np.testing.assert_allclose(da.values.reshape(-1, 4), half, atol=1e-12)
     assert da.attrs["items_per_draw"] == 4
+    # each test function's integrated time, the mean over chains (NaN: constant in every chain)
+    f = np.empty((labels.shape[0] * labels.shape[1], 4))
+    m, s, _w = PartitionKernel.from_spec(_spec(), GIBBS).bundles
+    check_function_values(canonicalize(labels.reshape(-1, n)).astype(np.int64), partners, m, s, f)
+    want = np.nanmean(integrated_time(np.moveaxis(f.reshape(2, 300, 4), 1, 2)), axis=0)
+    np.testing.assert_allclose(da.attrs["check_tau"], want, rtol=1e-12)
     thinned = pmp.compute_conditional_checks(idata, model=model, thin=3, items=2, extend_inferencedata=False)
     assert thinned["z"].shape == (2, 100, 4) and thinned["z"].attrs["items_per_draw"] == 2
     # random_seed, as every public function; `seed` still works for a release (same partners)
@@ -267,6 +290,8 @@ def test_langevin_check_of_hyperparameters():
         # the state's time travels with the terms (independent draws here: about one draw)
         group = idata["conditional_checks"]
         assert all(0.3 < group[v].attrs["state_tau"] < 3.0 for v in ("z", "hyperparameters"))
+        # ... and each test function's, at each draw's alpha (log_post reads it)
+        assert len(group["z"].attrs["check_tau"]) == 4 and np.all(np.array(group["z"].attrs["check_tau"]) < 3.0)
     assert p["right"] > 0.01
     assert p["wrong"] < 1e-4
 

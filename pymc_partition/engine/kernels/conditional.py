@@ -26,9 +26,9 @@ import numpy as np
 
 from ...predictive._types import address_of
 from .slots import activate, deactivate, move_to_end, put, take
-from .state import NJIT, build_state, form_functions, init_slot
+from .state import NJIT, build_state, form_functions, init_slot, state_log_posterior
 
-__all__ = ["CHECK_NAMES", "conditional_terms"]
+__all__ = ["CHECK_NAMES", "conditional_terms", "check_function_values"]
 
 #: the test functions, in the order of the kernel's output columns
 CHECK_NAMES = ("n_clusters", "cluster_size", "partner", "log_post")
@@ -161,3 +161,43 @@ def conditional_terms(labels, bounds, u, partners, m, s, w, out):
         out[t, 1] = a1 / n
         out[t, 2] = a2 / n
         out[t, 3] = a3 / n
+
+
+@numba.njit(**NJIT)
+def check_function_values(labels, partners, m, s, out):
+    """Evaluate the test functions of :data:`CHECK_NAMES` at each label vector (not their Stein terms).
+
+    Each check's terms carry a slow part that follows its own test function while their own
+    autocorrelations hardly show it; the test's batches must cover these functions' times
+    (``docs/maths/conditional_check.md``). Per row: the number of clusters, the sum of squared
+    cluster sizes over two, the number of items sharing their partner's cluster, and the
+    unnormalised log posterior (``log_g[C] + sum_c (log_h[n_c] + log marginal_c)``).
+
+    Parameters
+    ----------
+    labels : ndarray (S, n) of int64
+        Label vectors with labels in ``[0, n)``.
+    partners : ndarray (n,) of int64
+        Partner item of each item (negative: none).
+    m, s : Model, State
+        The engine's bundles; the state is rebuilt from each label vector.
+    out : ndarray (S, 4)
+        Overwritten with the values.
+    """
+    n = labels.shape[1]
+    for t in range(labels.shape[0]):
+        build_state(labels[t], m, s)
+        C = s.meta[0]
+        sq = 0.0
+        for a in range(C):
+            c = s.counts[s.active[a]]
+            sq += c * c
+        same = 0
+        for i in range(n):
+            j = partners[i]
+            if j >= 0 and labels[t, i] == labels[t, j]:
+                same += 1
+        out[t, 0] = C
+        out[t, 1] = sq / 2.0
+        out[t, 2] = same
+        out[t, 3] = state_log_posterior(m, s)

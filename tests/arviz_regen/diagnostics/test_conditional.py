@@ -8,7 +8,15 @@ import pytest
 import xarray as xr
 
 import arviz_regen
-from arviz_regen.base.conditional import TAU_FACTOR, batch_length, batch_means_cov, conditional_test
+from arviz_regen.base.conditional import (
+    CHECK_TAU_FACTOR,
+    HOTELLING_MIN_DF,
+    TAU_FACTOR,
+    batch_length,
+    batch_lengths,
+    batch_means_cov,
+    conditional_test,
+)
 from arviz_regen.xr.containers import from_dict
 
 CHECKS = ["a", "b", "c"]
@@ -79,6 +87,74 @@ def test_state_tau_covers_a_slow_component():
     assert batch_length(x[0], state_tau=8.0) == 4 * 8 and conditional_test(x[0], state_tau=8.0).df == 4 * 31 - 1
 
 
+def _slow_ar1(rng, shape, tau, burn=300):
+    """Unit-variance AR(1) rows of integrated time ``tau`` along the last axis, burnt in."""
+    from scipy.signal import lfilter
+
+    phi = (tau - 1.0) / (tau + 1.0)
+    e = rng.normal(size=shape[:-1] + (shape[-1] + burn,))
+    return lfilter([np.sqrt(1 - phi**2)], [1.0, -phi], e, axis=-1)[..., burn:]
+
+
+def test_check_tau_covers_each_checks_slow_test_function():
+    """Check ``a``'s terms carry a slow part (4 % of their variance per draw, two thirds of the
+    long-run variance) that follows its test function ``f_a`` (time 50), as the ``cluster_size``
+    check's follow the sum of squared cluster sizes; check ``b``'s are white. The terms' own times
+    miss it: ``a``'s variance is underestimated and its p-value liberal. With ``check_tau`` (the
+    test functions' times, mean over chains, as ``compute_conditional_checks`` stores them)
+    ``a``'s batches see it and all checks together hold their level (400 runs)."""
+    from arviz_regen.base.autocorrelation import integrated_time
+
+    rng = np.random.default_rng(1)
+    runs, chains, draws, share, tau_slow = 400, 4, 1000, 0.04, 50.0
+    slow = _slow_ar1(rng, (runs, chains, draws), tau_slow)
+    x = np.sqrt(1 - share) * rng.normal(size=(runs, chains, draws, 2))
+    x[..., 0] += np.sqrt(share) * slow
+    f = np.stack([slow + 0.3 * rng.normal(size=slow.shape), rng.normal(size=slow.shape)], axis=-1)
+    tau = np.nanmean(integrated_time(np.moveaxis(f, -1, -2)), axis=1)  # (runs, checks)
+    old = [conditional_test(x[r]) for r in range(runs)]
+    new = [conditional_test(x[r], check_tau=tau[r]) for r in range(runs)]
+    sigma2 = 1 - share + share * tau_slow  # a's long-run variance
+    ratio = [np.mean([r.mcse[0] ** 2 * chains * draws / sigma2 for r in res]) for res in (old, new)]
+    # own times: 0.62, a third of the slow part missed; four of f_a's times: 0.92, the 1 / (2 x 4) of
+    # the slow part's share the maths predicts (SE of the mean about 0.01)
+    assert ratio[0] < 0.7 and 0.85 < ratio[1] < 1.05, ratio
+    se = np.sqrt(0.05 * 0.95 / runs)
+    assert np.mean([r.p_value[0] < 0.05 for r in old]) > 0.05 + 3 * se
+    assert np.mean([r.p_value_all < 0.05 for r in new]) < 0.05 + 3 * se
+    assert {r.combination for r in new} == {"bonferroni"}
+    # a's batches about four of f_a's times (46; Geyer's estimate on 1,000 draws runs low), b's the
+    # terms' own
+    b = np.array([r.batch for r in new])
+    assert np.median(b[:, 0]) > 4 * 35 and np.all(b[:, 1] == [batch_length(x[r]) for r in range(runs)])
+
+
+def test_check_tau_batches_and_combination():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(4, 1000, 3))
+    # each check's own batch length: CHECK_TAU_FACTOR times its time, capped at a quarter of a chain
+    b = batch_lengths(x, check_tau=[10.0, np.nan, 1e4])
+    assert list(b) == [int(CHECK_TAU_FACTOR * 10), batch_length(x), 250]
+    res = conditional_test(x, check_tau=[10.0, np.nan, 1e4])
+    assert res.combination == "bonferroni" and list(res.df_each) == [4 * 25 - 1, 4 * (1000 // b[1]) - 1, 15]
+    assert res.df == 15 and res.p_value_all == pytest.approx(min(1.0, 3 * res.p_value.min()))
+    # state_tau raises every check's batches
+    assert list(batch_lengths(x, state_tau=20.0, check_tau=[10.0, np.nan, 1.0])) == [80, 80, 80]
+    # many batches at the longest: Hotelling at that length, as without check_tau
+    long = rng.normal(size=(4, 8000, 3))
+    res = conditional_test(long, check_tau=[2.0, 3.0, np.nan])
+    assert res.combination == "hotelling" and res.df >= HOTELLING_MIN_DF
+    same = conditional_test(long, state_tau=res.batch.max() / 4)
+    assert res.p_value_all == pytest.approx(same.p_value_all)
+    # a stuck chain is still caught, a zero check passes
+    stuck = np.concatenate([np.full((2, 200, 1), 0.3), np.zeros((2, 200, 1))], axis=2)
+    res = conditional_test(stuck, check_tau=[5.0, 5.0])
+    assert res.p_value[0] == 0.0 and res.p_value[1] == 1.0 and res.p_value_all == 0.0
+    for bad in ([1.0, 2.0], [1.0, -2.0, 3.0], [1.0, np.inf, 3.0], "slow"):
+        with pytest.raises(ValueError, match="check_tau"):
+            conditional_test(x, check_tau=bad)
+
+
 def test_degenerate_terms():
     rng = np.random.default_rng(4)
     x = rng.normal(size=(2, 400, 1))
@@ -129,6 +205,17 @@ def test_result_and_accessor():
     slow["conditional_checks"]["z"].attrs["state_tau"] = "slow"
     with pytest.raises(ValueError, match="state_tau"):
         arviz_regen.conditional_check(slow)
+    # terms from before check_tau: scored as before, with a note; with it, per-check batches
+    assert "check_tau" in res["z"].attrs["note"] and res["z"].attrs["combination"] == "hotelling"
+    timed = _idata(rng)
+    timed["conditional_checks"]["z"].attrs["check_tau"] = [10.0, float("nan"), 1e4]
+    out = arviz_regen.conditional_check(timed)["z"]
+    assert "note" not in out.attrs and out.attrs["combination"] == "bonferroni"
+    assert out.attrs["batch"][0] == 40 and out.attrs["df_each"][0] == 4 * (500 // 40) - 1
+    assert out.attrs["capped"] == ["c"]
+    timed["conditional_checks"]["z"].attrs["check_tau"] = [1.0, 2.0]
+    with pytest.raises(ValueError, match="check_tau"):
+        arviz_regen.conditional_check(timed)
 
 
 def test_bad_input():

@@ -192,6 +192,14 @@ def test_summary_reads_the_conditional_check_when_present(monkeypatch):
     table = run(data)
     assert table.attrs["verdict_status"] == "FAIL" and table.attrs["decided_by"] == "conditional_check"
     assert "a wrong target" in table.attrs["verdict"] and table.loc["conditional_check", "p_value_all"] == 1e-5
+    assert "check_tau" not in table.attrs["verdict"]
+
+    # terms from an older pymc_partition (no check_tau): the line says to recompute them
+    def old(data):
+        return fake(data).assign(z=lambda ds: ds.z.assign_attrs(note="old"))
+
+    monkeypatch.setattr(arviz_regen, "conditional_check", old, raising=False)
+    assert "lack check_tau" in run(data).attrs["verdict"]
     monkeypatch.setattr(arviz_regen, "conditional_check", lambda d: fake(d, np.nan), raising=False)
     table = run(data)  # too few draws for its batch means: no pass
     assert (

@@ -253,8 +253,6 @@ def conditional_test(terms, state_tau=None, check_tau=None):
     -------
     ConditionalTest
     """
-    from scipy import stats
-
     x = np.asarray(terms, dtype=float)
     if x.ndim != 3:
         raise ValueError(f"`terms` must have shape (chain, draw, check), got shape {x.shape}.")
@@ -269,7 +267,35 @@ def conditional_test(terms, state_tau=None, check_tau=None):
     check_tau = _check_tau_argument(check_tau, p)
     if check_tau is not None:
         return _test_per_check(x, mean, state_tau, check_tau)
-    b = batch_length(x, state_tau=state_tau)
+    return _hotelling(x, mean, batch_length(x, state_tau=state_tau))
+
+
+def _test_per_check(x, mean, state_tau, check_tau):
+    """:func:`conditional_test` with each check's own batch length (``check_tau`` given)."""
+    M, N, p = x.shape
+    n = M * N
+    tol = 1e-8 * max(np.abs(x).max(), 1e-300)
+    b = batch_lengths(x, state_tau, check_tau)
+    mcse, t, p_value, df_each = _per_check(x, mean, b, tol)
+    longest = int(b.max())
+    df_all = M * (N // longest) - 1
+    if df_all >= HOTELLING_MIN_DF:
+        res = _hotelling(x, mean, longest)
+        return res._replace(mcse=mcse, t=t, p_value=p_value, df_each=df_each, batch=b)
+    finite = np.isfinite(p_value)
+    if not finite.any():
+        p_all, df = np.nan, int(df_each.max())
+    else:
+        p_all, df = float(min(1.0, p_value[finite].min() * p)), int(df_each[finite].min())
+    rank = int((mcse > 0).sum())
+    return ConditionalTest(mean, mcse, t, p_value, np.nan, rank, df, p_all, n, df_each, b, "bonferroni")
+
+
+def _hotelling(x, mean, b):
+    """:func:`conditional_test` with one batch length ``b`` for all checks (Hotelling's combination)."""
+    from scipy import stats
+
+    M, N, p = x.shape
     cov, A = batch_means_cov(x, b=b)
     df = A - 1
     n = M * N
@@ -299,24 +325,3 @@ def conditional_test(terms, state_tau=None, check_tau=None):
     d2 = df - rank + 1
     p_all = float(stats.f.sf(t2 * d2 / (rank * df), rank, d2)) if d2 >= 1 else np.nan
     return ConditionalTest(mean, mcse, t, p_value, t2, rank, df, p_all, n, batch=np.full(p, b))
-
-
-def _test_per_check(x, mean, state_tau, check_tau):
-    """:func:`conditional_test` with each check's own batch length (``check_tau`` given)."""
-    M, N, p = x.shape
-    n = M * N
-    tol = 1e-8 * max(np.abs(x).max(), 1e-300)
-    b = batch_lengths(x, state_tau, check_tau)
-    mcse, t, p_value, df_each = _per_check(x, mean, b, tol)
-    longest = int(b.max())
-    df_all = M * (N // longest) - 1
-    if df_all >= HOTELLING_MIN_DF:
-        res = conditional_test(x, state_tau=longest / STATE_TAU_FACTOR)
-        return res._replace(mcse=mcse, t=t, p_value=p_value, df_each=df_each, batch=b)
-    finite = np.isfinite(p_value)
-    if not finite.any():
-        p_all, df = np.nan, int(df_each.max())
-    else:
-        p_all, df = float(min(1.0, p_value[finite].min() * p)), int(df_each[finite].min())
-    rank = int((mcse > 0).sum())
-    return ConditionalTest(mean, mcse, t, p_value, np.nan, rank, df, p_all, n, df_each, b, "bonferroni")

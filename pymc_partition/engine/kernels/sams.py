@@ -226,10 +226,10 @@ def sams_move(rng, m, s, w, split_probability, informed, beta=1.0):
 
 
 @numba.njit(**NJIT)
-def sams_log_q(labels_to, i, j, order, m, s, w):
+def sams_log_q(labels_to, i, j, order, m, s, w, beta=1.0):
     """Return the log probability that the sequential allocation gives the split of ``labels_to``.
 
-    The allocation is that of ``order`` from the anchors ``i`` and ``j``.
+    The allocation is that of ``order`` from the anchors ``i`` and ``j``, at likelihood power ``beta``.
 
     ``order`` lists the items of ``S`` (the items other than ``i, j`` of the cluster(s) to split or
     merge) in allocation order; ``labels_to`` puts each with ``i`` or with ``j``. Used by tests to
@@ -242,7 +242,7 @@ def sams_log_q(labels_to, i, j, order, m, s, w):
         w.members[q] = order[q]
         target[q] = 0 if labels_to[order[q]] == labels_to[i] else 1
     rng = np.ones(4, np.uint64)  # not drawn from: the allocation is forced
-    return sequential_allocation(rng, m, s, w, i, j, k, target, -np.inf)
+    return sequential_allocation(rng, m, s, w, i, j, k, target, -np.inf, beta)
 
 
 @numba.njit(**NJIT)

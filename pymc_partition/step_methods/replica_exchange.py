@@ -118,8 +118,8 @@ class ReplicaExchange(PartitionStep):
     >>> x = np.r_[rng.normal(-3, 1, 10), rng.normal(3, 1, 10)]        # two groups of 10
     >>> with pm.Model():
     ...     z = pmp.Partition("z", n_items=20, prior=pmp.DirichletProcess(1.0))
-    ...     pmp.MarginalLikelihood("y", partition=z, observed=x,
-    ...                            family=pmp.NormalInverseGamma.from_data(x, n_clusters=2))
+    ...     y = pmp.MarginalLikelihood("y", partition=z, observed=x,
+    ...                                family=pmp.NormalInverseGamma.from_data(x, n_clusters=2))
     ...     step = pmp.ReplicaExchange([z], n_replicas=3, beta_min=0.2)   # powers 1, 0.45, 0.2
     ...     idata = pm.sample(draws=100, tune=0, chains=2, step=step, random_seed=1,
     ...                       progressbar=False, compute_convergence_checks=False)

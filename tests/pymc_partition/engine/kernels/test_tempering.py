@@ -71,9 +71,9 @@ def test_exchange_matrix_is_reversible_for_the_product_target():
     np.testing.assert_allclose(flow, flow.T, atol=1e-14)
 
 
-@pytest.mark.parametrize("family,prior,betas", [("nig", "py", (1.0, 0.4, 0.05)), ("poisson", "dp", (1.0, 0.7, 0.0))])
-def test_compiled_exchanges_follow_the_row(family, prior, betas):
-    model = random_model(family, prior, 5, 3)
+def test_compiled_exchanges_follow_the_row():
+    betas = (1.0, 0.4, 0.0)
+    model = random_model("nig", "py", 5, 3)
     spec = partition_spec(model)
     engine = ReplicaExchangeKernel(PartitionKernel.from_spec(spec, IDLE), betas)
     states = all_partitions(5)
@@ -82,7 +82,7 @@ def test_compiled_exchanges_follow_the_row(family, prior, betas):
     for start in ((0, 51, 20), (30, 2, 44)):
         row = swap_row(log_lik[list(start)], np.asarray(betas))
         perms = sorted(row)
-        got = np.empty(3000, np.int64)
+        got = np.empty(2000, np.int64)
         for t in range(got.size):
             engine.load_replicas(states[list(start)])
             engine.step(states[start[0]], rng)

@@ -92,6 +92,8 @@ class ReplicaExchange(PartitionStep):
     Notes
     -----
     A step costs about ``R`` times a :class:`SequentialMergeSplit` step with the same options.
+    The compiled step is specialised to the number of copies: the first use of each ``R`` compiles
+    it (a few seconds, then cached on disk).
 
     Sampler statistics per draw (``idata.sample_stats``): those of :class:`SequentialMergeSplit`
     (``partition_logp``, ``n_clusters``, ``proposal`` and ``proposal_accepted`` of the recorded

@@ -58,10 +58,13 @@ class ReplicaExchange(PartitionStep):
     ----------
     vars : list
         A list holding the one ``Partition`` variable to sample.
-    n_replicas : int, default 4
+    n_replicas : int, default 8
         Number of copies ``R`` (>= 1; 1 is :class:`SequentialMergeSplit` with its options).
-    beta_min : float, default 0.1
+    beta_min : float, default 0.8
         The hottest copy's power, in (0, 1); the powers are spaced evenly in log between 1 and it.
+        The defaults keep neighbours exchanging (rates 0.2-0.7 on breast cancer, 569 items, and
+        digits, 1,797 items); with a few hundred items or more, neighbours whose powers differ
+        by 10% or more often fail to exchange.
     betas : sequence of float, optional
         The powers themselves (1.0 first, strictly decreasing, >= 0); overrides ``n_replicas`` and
         ``beta_min``.
@@ -139,7 +142,7 @@ class ReplicaExchange(PartitionStep):
     _result_index = REPLICA_RESULT_INDEX
     _state_class = ReplicaExchangeState
 
-    def __init__(self, vars=None, *, n_replicas=4, beta_min=0.1, betas=None, n_proposals=3, n_gibbs_scans=1,
+    def __init__(self, vars=None, *, n_replicas=8, beta_min=0.8, betas=None, n_proposals=3, n_gibbs_scans=1,
                  gibbs_probability=0.0, split_probability=None, order="random", thin=1, specialize=True,
                  model=None, rng=None, initial_point=None, compile_kwargs=None, blocked=True):  # fmt: skip
         if betas is None:

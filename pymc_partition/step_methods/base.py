@@ -77,6 +77,7 @@ class PartitionStep(BlockedStep):
     default_blocked = False  # several partitions: PyMC builds one step per partition
     default_tune_steps = 0  # nothing to tune (PyMC >= 6: pm.sample() then runs no tuning steps)
     _state_class = PartitionStepState
+    _result_index = STEP_RESULT_INDEX  # where the engine's result holds each stat
 
     stats_dtypes_shapes = {
         "partition_logp": (np.float64, []),
@@ -105,7 +106,7 @@ class PartitionStep(BlockedStep):
         self._stat_suffix = f"_{rv.name}" if len(find_partition_vars(model)) > 1 else ""
         self._stat_names = {k: k + self._stat_suffix for k in type(self).stats_dtypes_shapes}
         self._stat_index = tuple(
-            (name, STEP_RESULT_INDEX[field]) for field, name in self._stat_names.items()
+            (name, self._result_index[field]) for field, name in self._stat_names.items()
         )  # where each stat sits in the engine's result, looked up by name once
         self.stats_dtypes_shapes = {self._stat_names[k]: v for k, v in type(self).stats_dtypes_shapes.items()}
         self.stats_dtypes = [{k: dtype for k, (dtype, _) in self.stats_dtypes_shapes.items()}]

@@ -9,7 +9,40 @@ from ..model_spec import is_partition_rv
 from .base import PartitionStep, _check_count, _check_probability
 from .split_merge import PROPOSAL_MERGE, PROPOSAL_NONE, PROPOSAL_SPLIT, SplitMerge
 
-__all__ = ["SequentialMergeSplit"]
+__all__ = ["SequentialMergeSplit", "sams_mix"]
+
+
+def sams_mix(step, n_proposals, n_gibbs_scans, gibbs_probability, split_probability, order, thin):
+    """Check a merge-split step's options, set them on ``step`` and return its :class:`MoveMix`.
+
+    The options of :class:`SequentialMergeSplit` (also :class:`~.replica_exchange.ReplicaExchange`'s
+    moves of each copy).
+    """
+    step.n_proposals = _check_count("n_proposals", n_proposals)
+    step.n_gibbs_scans = _check_count("n_gibbs_scans", n_gibbs_scans)
+    step.gibbs_probability = _check_probability("gibbs_probability", gibbs_probability)
+    if split_probability is not None:
+        split_probability = _check_probability("split_probability", split_probability)
+        if split_probability in (0.0, 1.0):
+            raise ValueError(
+                f"`split_probability` must lie strictly between 0 and 1 (a move needs its reverse), "
+                f"got {split_probability}; None draws the pair uniformly."
+            )
+    step.split_probability = split_probability
+    if order not in ("random", "informed"):
+        raise ValueError(f"`order` must be 'random' or 'informed', got {order!r}.")
+    step.order = order
+    if step.n_proposals == 0 and step.n_gibbs_scans == 0 and step.gibbs_probability == 0:
+        raise ValueError(
+            f"{type(step).__name__} would never update the partition: n_proposals, "
+            "n_gibbs_scans and gibbs_probability are all zero. Set n_proposals >= 1 or "
+            "n_gibbs_scans >= 1."
+        )
+    return MoveMix(n_gibbs=step.n_gibbs_scans, n_split_merge=0, n_scans=0,
+                   gibbs_probability=step.gibbs_probability,
+                   thin=_check_count("thin", thin, minimum=1), n_sams=step.n_proposals,
+                   sams_split_probability=split_probability or 0.0,
+                   sams_informed=order == "informed")  # fmt: skip
 
 
 class SequentialMergeSplit(PartitionStep):
@@ -137,31 +170,7 @@ class SequentialMergeSplit(PartitionStep):
     def __init__(self, vars=None, *, n_proposals=3, n_gibbs_scans=1, gibbs_probability=0.0,
                  split_probability=None, order="random", thin=1, specialize=True, model=None,
                  rng=None, initial_point=None, compile_kwargs=None, blocked=True):  # fmt: skip
-        self.n_proposals = _check_count("n_proposals", n_proposals)
-        self.n_gibbs_scans = _check_count("n_gibbs_scans", n_gibbs_scans)
-        self.gibbs_probability = _check_probability("gibbs_probability", gibbs_probability)
-        if split_probability is not None:
-            split_probability = _check_probability("split_probability", split_probability)
-            if split_probability in (0.0, 1.0):
-                raise ValueError(
-                    f"`split_probability` must lie strictly between 0 and 1 (a move needs its reverse), "
-                    f"got {split_probability}; None draws the pair uniformly."
-                )
-        self.split_probability = split_probability
-        if order not in ("random", "informed"):
-            raise ValueError(f"`order` must be 'random' or 'informed', got {order!r}.")
-        self.order = order
-        if self.n_proposals == 0 and self.n_gibbs_scans == 0 and self.gibbs_probability == 0:
-            raise ValueError(
-                "SequentialMergeSplit would never update the partition: n_proposals, "
-                "n_gibbs_scans and gibbs_probability are all zero. Set n_proposals >= 1 or "
-                "n_gibbs_scans >= 1."
-            )
-        mix = MoveMix(n_gibbs=self.n_gibbs_scans, n_split_merge=0, n_scans=0,
-                      gibbs_probability=self.gibbs_probability,
-                      thin=_check_count("thin", thin, minimum=1), n_sams=self.n_proposals,
-                      sams_split_probability=split_probability or 0.0,
-                      sams_informed=order == "informed")  # fmt: skip
+        mix = sams_mix(self, n_proposals, n_gibbs_scans, gibbs_probability, split_probability, order, thin)
         self._setup(vars, model, rng, blocked, mix, specialize=specialize, initial_point=initial_point)
 
     @staticmethod

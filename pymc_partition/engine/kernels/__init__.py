@@ -16,6 +16,9 @@
 :mod:`.sams`
     The sequentially allocated merge-split move (Dahl & Newcomb 2022): sequential allocation,
     the move and its proposal probability.
+:mod:`.tempering`
+    Replica exchange: the move mix on tempered copies (likelihood to a power) and exchanges
+    between adjacent temperatures (:func:`run_tempered_step`).
 :mod:`.step`
     One step as one call (:func:`run_step`) of a :class:`MoveMix`, returning the fields
     of a :class:`StepResult` (:func:`run_gibbs_step` for a mix of Gibbs sweeps only, which
@@ -49,6 +52,7 @@ from .step import (
     run_gibbs_step,
     run_step,
 )
+from .tempering import run_tempered_step
 
 __all__ = [
     "Model",
@@ -63,6 +67,7 @@ __all__ = [
     "compiled_entry",
     "run_step",
     "run_gibbs_step",
+    "run_tempered_step",
     "build_state",
     "state_log_posterior",
     "canonical_relabel",

@@ -78,13 +78,14 @@ def visiting_order(rng, n, block, order):
 
 
 @numba.njit(**NJIT)
-def gibbs_sweep(rng, m, s, w, block):
+def gibbs_sweep(rng, m, s, w, block, beta=1.0):
     """One collapsed Gibbs sweep over all items in a random order (:func:`visiting_order`).
 
     Item ``i``'s full conditional over every existing cluster ``c`` (sizes without ``i``) and a
-    new one: ``log_h[n_c+1] - log_h[n_c] + pred(c, i)`` and
-    ``log_g[C+1] - log_g[C] + log_h[1] + lm(x_i)``. ``rng`` is the generator state (:mod:`.rng`,
-    advanced in place).
+    new one: ``log_h[n_c+1] - log_h[n_c] + beta pred(c, i)`` and
+    ``log_g[C+1] - log_g[C] + log_h[1] + beta lm(x_i)``: the posterior with its likelihood to
+    the power ``beta`` (1: the posterior; a tempered copy of replica exchange, :mod:`.tempering`,
+    below 1). ``rng`` is the generator state (:mod:`.rng`, advanced in place).
     """
     X, item_lm, log_g, log_h, ctx = m.X, m.item_lm, m.log_g, m.log_h, m.ctx
     z, counts, stats, clm = s.z, s.counts, s.stats, s.clm
@@ -114,9 +115,9 @@ def gibbs_sweep(rng, m, s, w, block):
             cand[C - 1] = own
         for a in range(C):
             c = active[a]
-            logw[a] = log_h[counts[c] + 1] - log_h[counts[c]] + cand[a]
+            logw[a] = log_h[counts[c] + 1] - log_h[counts[c]] + beta * cand[a]
         if C > 0:
-            logw[C] = log_g[C + 1] - log_g[C] + log_h[1] + item_lm[i]
+            logw[C] = log_g[C + 1] - log_g[C] + log_h[1] + beta * item_lm[i]
         else:
             logw[C] = 0.0
         a = sample_log_weights(rng, logw, C + 1)

@@ -77,14 +77,15 @@ def _start(m, s, c, a):
 
 
 @numba.njit(**NJIT)
-def sequential_allocation(rng, m, s, w, i, j, n_members, force, stop_below):
+def sequential_allocation(rng, m, s, w, i, j, n_members, force, stop_below, beta=1.0):
     """Allocate ``w.members[:n_members]`` in turn to the clusters started by ``i`` and ``j``.
 
     ``i`` starts slot ``n``, ``j`` slot ``n + 1``; returns the log probability of the sides chosen.
 
     Member ``k`` joins a side with probability proportional to
-    ``exp(log_h[n_c + 1] - log_h[n_c] + log p(x_k | side))`` given the members placed before it
-    (the prior's ``log_g`` is the same for both). With ``force`` empty the side is drawn (generator
+    ``exp(log_h[n_c + 1] - log_h[n_c] + beta log p(x_k | side))`` given the members placed before
+    it (the prior's ``log_g`` is the same for both; ``beta`` the likelihood's power, 1 but in a
+    tempered copy). With ``force`` empty the side is drawn (generator
     state ``rng``, :mod:`.rng`), else
     member ``q`` goes to side ``force[q]`` (0 = with ``i``). ``w.side[q]`` records the sides.
     Stops early, returning the partial sum, once it falls below ``stop_below`` (``-inf``: never).
@@ -105,8 +106,8 @@ def sequential_allocation(rng, m, s, w, i, j, n_members, force, stop_below):
     for q in range(n_members):
         k = members[q]
         pred(ctx, pair_addr, 2, k, out_addr)
-        lw0 = log_h[counts[n] + 1] - log_h[counts[n]] + out[0]
-        lw1 = log_h[counts[n + 1] + 1] - log_h[counts[n + 1]] + out[1]
+        lw0 = log_h[counts[n] + 1] - log_h[counts[n]] + beta * out[0]
+        lw1 = log_h[counts[n + 1] + 1] - log_h[counts[n + 1]] + beta * out[1]
         mx = max(lw0, lw1)
         lse = mx + math.log(math.exp(lw0 - mx) + math.exp(lw1 - mx))
         if forced:
@@ -186,12 +187,14 @@ def pair_log_ratio(n, n_union, n_i_merged_side, split_probability):
 
 
 @numba.njit(**NJIT)
-def sams_move(rng, m, s, w, split_probability, informed):
+def sams_move(rng, m, s, w, split_probability, informed, beta=1.0):
     """One sequentially allocated merge-split proposal.
 
     Returns ``(kind, accepted)`` with kind 1 = split, 2 = merge (0 = nothing to propose);
     ``rng`` is the generator state (:mod:`.rng`, advanced in place). ``split_probability`` and
-    ``informed`` choose the pair and the order (module docstring; 0 and False: Dahl & Newcomb's move).
+    ``informed`` choose the pair and the order (module docstring; 0 and False: Dahl & Newcomb's
+    move). ``beta``: the target's likelihood power (1 but in a tempered copy, :mod:`.tempering`);
+    the informed order is the same for every power (a function of the pair and ``S`` still).
     """
     n = m.X.shape[0]
     if n < 2:
@@ -204,17 +207,18 @@ def sams_move(rng, m, s, w, split_probability, informed):
     if ci == cj:
         if informed:
             informed_order(m, s, w, i, j, n_members)
-        log_q = sequential_allocation(rng, m, s, w, i, j, n_members, w.side[:0], -np.inf)
+        log_q = sequential_allocation(rng, m, s, w, i, j, n_members, w.side[:0], -np.inf, beta)
         log_q += pair_log_ratio(n, n_members + 2, s.counts[n], split_probability)
-        return 1, propose_split(rng, m, s, w, ci, j, n_members, log_q)
+        return 1, propose_split(rng, m, s, w, ci, j, n_members, log_q, beta)
     # merge: u first, then the reverse split's probability only as far as it matters
-    delta = merge_log_ratio(m, s, ci, cj) + pair_log_ratio(n, n_members + 2, s.counts[ci], split_probability)
+    delta = merge_log_ratio(m, s, ci, cj, beta) + pair_log_ratio(n, n_members + 2, s.counts[ci], split_probability)
     log_u = math.log(uniform(rng))
     if delta < log_u:  # the reverse split's log probability is <= 0
         return 2, False
     if informed:
         informed_order(m, s, w, i, j, n_members)
-    log_q = sequential_allocation(rng, m, s, w, i, j, n_members, current_sides(s, w, ci, n_members), log_u - delta)
+    force = current_sides(s, w, ci, n_members)
+    log_q = sequential_allocation(rng, m, s, w, i, j, n_members, force, log_u - delta, beta)
     accept = log_u < delta + log_q
     if accept:
         apply_merge(m, s, w, ci, cj, j, n_members)
@@ -222,10 +226,10 @@ def sams_move(rng, m, s, w, split_probability, informed):
 
 
 @numba.njit(**NJIT)
-def sams_log_q(labels_to, i, j, order, m, s, w):
+def sams_log_q(labels_to, i, j, order, m, s, w, beta=1.0):
     """Return the log probability that the sequential allocation gives the split of ``labels_to``.
 
-    The allocation is that of ``order`` from the anchors ``i`` and ``j``.
+    The allocation is that of ``order`` from the anchors ``i`` and ``j``, at likelihood power ``beta``.
 
     ``order`` lists the items of ``S`` (the items other than ``i, j`` of the cluster(s) to split or
     merge) in allocation order; ``labels_to`` puts each with ``i`` or with ``j``. Used by tests to
@@ -238,7 +242,7 @@ def sams_log_q(labels_to, i, j, order, m, s, w):
         w.members[q] = order[q]
         target[q] = 0 if labels_to[order[q]] == labels_to[i] else 1
     rng = np.ones(4, np.uint64)  # not drawn from: the allocation is forced
-    return sequential_allocation(rng, m, s, w, i, j, k, target, -np.inf)
+    return sequential_allocation(rng, m, s, w, i, j, k, target, -np.inf, beta)
 
 
 @numba.njit(**NJIT)

@@ -171,18 +171,19 @@ def split_merge_move(rng, m, s, w, n_scans):
 
 
 @numba.njit(**NJIT)
-def propose_split(rng, m, s, w, ci, j, n_members, log_q):
+def propose_split(rng, m, s, w, ci, j, n_members, log_q, beta=1.0):
     """Accept or reject the split of cluster ``ci`` held in the spare slots ``n`` and ``n + 1``.
 
     Slot ``n`` holds the anchor ``i``, ``n + 1`` holds ``j``; ``w.side[q]`` is the side of ``w.members[q]``. The split
     is proposed with log probability ``log_q`` (the reverse merge is certain); applies it if accepted.
+    ``beta``: the target's likelihood power (1 but in a tempered copy).
     """
     n, C = m.X.shape[0], s.meta[0]
     log_g, log_h = m.log_g, m.log_h
     log_acc = (
         log_g[C + 1] - log_g[C]
         + log_h[s.counts[n]] + log_h[s.counts[n + 1]] - log_h[s.counts[ci]]
-        + s.clm[n] + s.clm[n + 1] - s.clm[ci]
+        + beta * (s.clm[n] + s.clm[n + 1] - s.clm[ci])
         - log_q
     )  # fmt: skip
     accept = math.log(uniform(rng)) < log_acc
@@ -212,8 +213,11 @@ def propose_merge(rng, m, s, w, ci, cj, j, n_members, log_q):
 
 
 @numba.njit(**NJIT)
-def merge_log_ratio(m, s, ci, cj):
-    """Log posterior ratio of merging clusters ``ci`` and ``cj``; the merged cluster is scored in slot ``n + 2``."""
+def merge_log_ratio(m, s, ci, cj, beta=1.0):
+    """Log posterior ratio of merging clusters ``ci`` and ``cj``; the merged cluster is scored in slot ``n + 2``.
+
+    ``beta``: the likelihood's power in the target (1 but in a tempered copy).
+    """
     n, d = m.X.shape
     C = s.meta[0]
     log_g, log_h = m.log_g, m.log_h
@@ -226,7 +230,7 @@ def merge_log_ratio(m, s, ci, cj):
     return (
         log_g[C - 1] - log_g[C]
         + log_h[n_i + n_j] - log_h[n_i] - log_h[n_j]
-        + lm_merged - s.clm[ci] - s.clm[cj]
+        + beta * (lm_merged - s.clm[ci] - s.clm[cj])
     )  # fmt: skip
 
 

@@ -96,14 +96,17 @@ def canonical_relabel(z, out):
 
 
 @numba.njit(**NJIT, inline="always")
-def _gibbs_sweeps(rng, m, s, w, mix, block):
-    """``mix.n_gibbs`` Gibbs sweeps, one more with probability ``mix.gibbs_probability``; returns how many were made."""
+def _gibbs_sweeps(rng, m, s, w, mix, block, beta=1.0):
+    """``mix.n_gibbs`` Gibbs sweeps, one more with probability ``mix.gibbs_probability``; returns how many were made.
+
+    ``beta``: the target's likelihood power (1 but in a tempered copy).
+    """
     ng = mix.n_gibbs
     if mix.gibbs_probability > 0.0:
         if uniform(rng) < mix.gibbs_probability:
             ng += 1
     for _ in range(ng):
-        gibbs_sweep(rng, m, s, w, block)
+        gibbs_sweep(rng, m, s, w, block, beta)
     return ng
 
 

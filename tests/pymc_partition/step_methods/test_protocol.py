@@ -7,6 +7,7 @@ import numpy as np
 import pymc as pm
 import pytest
 from pymc.step_methods import STEP_METHODS
+from random_models import step_chain
 
 import pymc_partition as pmp
 from pymc_partition.engine.kernels.rng import rng_state
@@ -25,12 +26,7 @@ def _model(extra=False):
 
 
 def _chain(step, model, seed, n=15):
-    step.setup_chain(np.random.default_rng(seed), 0, n)
-    point, out = model.initial_point(), []
-    for _ in range(n):
-        point, _ = step.step(point)
-        out.append(point["z"])
-    return np.array(out)
+    return step_chain(step, model, seed, n)
 
 
 @pytest.mark.parametrize("kind", ["GibbsPartition", "SplitMerge"])

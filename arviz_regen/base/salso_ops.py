@@ -49,6 +49,13 @@ TRACK_ARRAYS = (
 #: entries of ``meta``: four per array, for the buffers and the longer route's arrays
 META_SIZE = 4 * (len(BUFFERS) + len(TRACK_ARRAYS))
 
+# where each array's address sits in ``meta`` (its dimensions follow it): the buffers, then the
+# route's arrays from _ROUTE on
+_LAB, _SIZE, _ACC, _IMAP, _WORK, _G = (4 * s for s in range(len(BUFFERS)))
+_ROUTE = 4 * len(BUFFERS)
+_PSM, _S = (_ROUTE + 4 * s for s in range(len(PSM_ARRAYS)))
+_PTR, _SEG, _W, _TAB, _CNT, _QQ, _DIRTY = (_ROUTE + 4 * s for s in range(len(TRACK_ARRAYS)))
+
 # what the route functions are asked to do (argument ``what``)
 _SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
 
@@ -112,11 +119,11 @@ def _psm_op(what, meta, i, k1, k2, K, a, scale, truth_term):
     expected Binder loss. The other requests as for :func:`_track_op`.
     """
     m = _int64_at(meta)
-    n = m[1]  # lab, size, acc, imap, ρ (n, n), S (2, n, ka): flat, indexed by hand
-    lab, size, acc, imap = _int64_at(m[0]), _int64_at(m[4]), _float64_at(m[8]), _int64_at(m[12])
-    psm = _float64_at(m[24])
-    S = _float64_at(m[28])
-    ka = m[31]
+    n = m[_LAB + 1]  # lab, size, acc, imap, ρ (n, n), S (2, n, ka): flat, indexed by hand
+    lab, size, acc, imap = _int64_at(m[_LAB]), _int64_at(m[_SIZE]), _float64_at(m[_ACC]), _int64_at(m[_IMAP])
+    psm = _float64_at(m[_PSM])
+    S = _float64_at(m[_S])
+    ka = m[_S + 3]
     saved = n * ka  # S[1]
     if what == 0:
         for k in range(K):
@@ -179,22 +186,22 @@ def _track_op(what, meta, i, k1, k2, K, a, scale, truth_term):
     _LOSS: the expected loss. Columns of cnt from K on are zero, their running sums stale.
     """
     m = _int64_at(meta)
-    n = m[1]  # the arrays flat, indexed by hand: cnt[c, g, k] at (c E + g) ka + k, and so on
-    size, acc, imap = _int64_at(m[4]), _float64_at(m[8]), _int64_at(m[12])
-    ptr = _int64_at(m[24])  # seg_ptr: ptr[i], epoch_start: ptr[n + 1 + τ]
-    seg = _int32_at(m[28])
-    w = _float64_at(m[32])
-    tab = _float64_at(m[36])
-    T = m[38]
+    n = m[_LAB + 1]  # the arrays flat, indexed by hand: cnt[c, g, k] at (c E + g) ka + k, and so on
+    size, acc, imap = _int64_at(m[_SIZE]), _float64_at(m[_ACC]), _int64_at(m[_IMAP])
+    ptr = _int64_at(m[_PTR])  # seg_ptr: ptr[i], epoch_start: ptr[n + 1 + τ]
+    seg = _int32_at(m[_SEG])
+    w = _float64_at(m[_W])
+    tab = _float64_at(m[_TAB])
+    T = m[_TAB + 2]
     F = 2 * T  # tab[2]
-    cnt = _int32_at(m[40])
-    E = m[42]
-    k_alloc = m[43]
+    cnt = _int32_at(m[_CNT])
+    E = m[_CNT + 2]
+    k_alloc = m[_CNT + 3]
     saved = E * k_alloc  # cnt[1]
-    QQ = _float64_at(m[44])
-    H = m[46]
-    dirty = _int64_at(m[48])
-    n_tracks = m[50]
+    QQ = _float64_at(m[_QQ])
+    H = m[_QQ + 2]
+    dirty = _int64_at(m[_DIRTY])
+    n_tracks = m[_DIRTY + 2]
     if what == 0:
         for k in range(K):
             acc[k] = 0.0
@@ -336,13 +343,19 @@ def run(op, cfg, init, start, rng):
     meta, a, scale, truth_term = cfg.meta, cfg.a, cfg.scale, cfg.truth_term
     kcap, k_random, max_scans, max_zealous = cfg.kcap, cfg.k_random, cfg.max_scans, cfg.max_zealous
     m = _int64_at(meta)
-    n = m[1]
-    k_alloc = m[5]
-    lab, size, acc, imap, G = _int64_at(m[0]), _int64_at(m[4]), _float64_at(m[8]), _int64_at(m[12]), _float64_at(m[20])
-    order = _int64_at(m[16])  # the rows of work
-    pend = _int64_at(m[16] + 8 * n)
-    reps = _int64_at(m[16] + 16 * n)
-    saved = _int64_at(m[16] + 24 * n)
+    n = m[_LAB + 1]
+    k_alloc = m[_SIZE + 1]
+    lab, size, acc, imap, G = (
+        _int64_at(m[_LAB]),
+        _int64_at(m[_SIZE]),
+        _float64_at(m[_ACC]),
+        _int64_at(m[_IMAP]),
+        _float64_at(m[_G]),
+    )
+    order = _int64_at(m[_WORK])  # the rows of work
+    pend = _int64_at(m[_WORK] + 8 * n)
+    reps = _int64_at(m[_WORK] + 16 * n)
+    saved = _int64_at(m[_WORK] + 24 * n)
     start = _int64_at(start.ctypes.data)  # the arrays as pointers, as all others
     rng = _uint64_at(rng.ctypes.data)
     new_k = -a * G[0]  # score of a new cluster

@@ -198,7 +198,11 @@ class PartitionStep(BlockedStep):
 
     def step(self, point):
         if self._reader is not None and (numbers := self._reader.read(point)) is not None:
-            self.engine.refresh(numbers)  # the engine rebuilds its state from the labels
+            try:
+                self.engine.refresh(numbers)  # the engine rebuilds its state from the labels
+            except Exception:
+                self._reader.forget()  # the engine never took these numbers: read them again next time
+                raise
         raw = point[self._value_name]
         state = self._chain
         if state is None or not (raw is state or np.array_equal(raw, state)):

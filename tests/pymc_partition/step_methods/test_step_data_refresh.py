@@ -102,3 +102,23 @@ def test_new_data_with_other_rows_are_refused_by_a_reused_step():
         pm.set_data({"xd": np.vstack([SECOND, SECOND[:2]])})
     with pytest.raises(ValueError, match="build the model again"):
         _sample(model, step)
+
+
+def test_a_refresh_that_fails_is_tried_again_at_the_same_point():
+    """The engine refused the hyperparameters' numbers (an error the user sees): a second step at
+    the same point reads and hands them over again instead of sampling with the numbers before."""
+    model = _model(random_beta0=True)
+    step = pmp.GibbsPartition([model["z"]], model=model)
+    point = model.initial_point()
+    point["beta0_log__"] = np.asarray(1.3)
+    calls = []
+
+    def refuse(numbers):
+        calls.append(numbers)
+        raise ValueError("refused")
+
+    step.engine.refresh = refuse
+    for _ in range(2):
+        with pytest.raises(ValueError, match="refused"):
+            step.step(point)
+    assert len(calls) == 2

@@ -106,9 +106,9 @@ pd.DataFrame({kind: arviz_regen.conditional_check(wrong, kind=kind)["z"].to_seri
 # | 8 items, exact Gibbs, 4 x 1,000 | 1,000 | 5.0 ± 0.7 |
 # | 8 items, sticky Gibbs (hold 0.9), 4 x 2,000 | 1,000 | 4.4 ± 0.6 |
 # | 8 items, exact Gibbs, one chain of 1,000 | 1,000 | 4.2 ± 0.6 |
-# | 200 items, Gibbs of the right model, 4 x 1,000 | 100 | 5.0 ± 2.2 |
-# | 200 items, DP α x 1.1 (Δ clusters +0.29 of 6.76) | 100 | 80.0 ± 4.0 |
-# | 200 items, DP α x 1.3 | 50 | 100 |
-# | 200 items, NIG β0 x 1.3 | 50 | 96.0 ± 2.8 |
-# | 2,000 items, Gibbs of the right model, 4 x 1,000 | 447 | 4.7 ± 1.0 |
-# | 2,000 items, DP α x 1.1 | 95 | 89.5 ± 3.1 |
+# | 200 items, Gibbs of the right model, 4 x 1,000 | 600 | 6.5 ± 1.0 |
+# | 200 items, DP α x 1.1 (Δ clusters +0.29 of 6.76) | 200 | 84.0 ± 2.6 |
+# | 200 items, DP α x 1.3 | 150 | 100 |
+# | 200 items, NIG β0 x 1.3 | 150 | 97.3 ± 1.3 |
+# | 2,000 items, Gibbs of the right model, 4 x 1,000 | 768 | 4.7 ± 0.8 |
+# | 2,000 items, DP α x 1.1 | 160 | 86.9 ± 2.7 |

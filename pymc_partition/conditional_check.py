@@ -350,7 +350,6 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
                                       m, s, w, out[a : a + _CHUNK])  # fmt: skip
                     check_function_values(labels, partners, m, s, f_values[a : a + _CHUNK])
             else:
-                n_clusters = np.empty(flat.shape[0])
                 for t in range(flat.shape[0]):
                     try:
                         numbers = reader.read({k: v[t] for k, v in values.items()})
@@ -361,11 +360,10 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
                     labels = np.ascontiguousarray(canonicalize(flat[t : t + 1].astype(np.int64)))
                     conditional_terms(labels, bounds, rng.random((1, width)), partners, m, s, w, out[t : t + 1])
                     check_function_values(labels, partners, m, s, f_values[t : t + 1])
-                    n_clusters[t] = labels.max() + 1
                 # the terms follow the hyperparameters' slow moves without showing them in their own
                 # autocorrelations: the test's batches also cover the state's time
                 hyper = [v.reshape((n_chain, n_draw) + v.shape[1:]) for v in values.values()]
-                state_tau = _slowest_time(n_clusters.reshape(n_chain, n_draw), *hyper)
+                state_tau = _slowest_time(f_values[:, 0].reshape(n_chain, n_draw), *hyper)  # the number of clusters
         if not np.all(np.isfinite(out)):
             t = int(np.argmax(~np.all(np.isfinite(out), axis=1)))
             raise ValueError(

@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+from pymc.logprob.utils import ParameterValueError
 from pytensor.graph.basic import Constant
 from pytensor.graph.traversal import ancestors
 
@@ -101,19 +102,22 @@ def _call_at_point(fn, names, values):
     A parameter outside its domain there is a ValueError saying where and what to do, not PyTensor's bare
     "ParameterValueError: alpha > 0".
     """
-    from pymc.logprob.utils import ParameterValueError
-
     try:
         return fn(*values)
     except ParameterValueError as err:
-        at = {n: np.asarray(v).tolist() for n, v in zip(names, values)}
-        which = str(err).split("\n")[0]  # PyTensor 2 appends the node and its inputs
-        raise ValueError(
-            f"At {at} (values of the model's value variables, transformed) a parameter of the "
-            f"partition's prior or likelihood is outside its domain ({which}): give the variables "
-            "it is a graph of distributions (or transforms) that keep it inside, or start from a "
-            "point inside it (initvals=)."
-        ) from err
+        raise _outside_domain(err, names, values) from err
+
+
+def _outside_domain(err, names, values):
+    """Return the ValueError of :func:`_call_at_point` for PyTensor's ``ParameterValueError`` ``err``."""
+    at = {n: np.asarray(v).tolist() for n, v in zip(names, values)}
+    which = str(err).split("\n")[0]  # PyTensor 2 appends the node and its inputs
+    return ValueError(
+        f"At {at} (values of the model's value variables, transformed) a parameter of the "
+        f"partition's prior or likelihood is outside its domain ({which}): give the variables "
+        "it is a graph of distributions (or transforms) that keep it inside, or start from a "
+        "point inside it (initvals=)."
+    )
 
 
 def partition_graphs(model, rv):
@@ -344,8 +348,9 @@ class HyperparameterReader:
         self._singletons = bool(singletons)
         if singletons:
             last = self.op.family_at(params).log_marginal(inputs.item_stats)
-        else:  # the hyperparameters' sum: one number that is finite when they all are
+        else:  # one number, finite when the hyperparameters are and no entry of log_g is NaN
             last = pt.add(*[pt.sum(pt.cast(p, "float64")) for p in params]) if params else pt.constant(0.0)
+            last = last + pt.cast(pt.sum(pt.isnan(tables[0])), "float64")
         # statistics that are numbers (no random scale, no pm.Data): read once, not copied per call
         self._stats = None
         if isinstance(inputs.item_stats, Constant):
@@ -366,6 +371,9 @@ class HyperparameterReader:
         # unless the family derives quantities from them in its constructor
         self._validate = self.op.family._derived_from_params
         self._last = None
+        self._nan_in_last = not singletons  # ``last`` counts log_g's NaN entries
+        self._plain_outs = None  # whether the outputs come as float64 arrays (known after the first read)
+        self._take_family_state()
 
     @classmethod
     def from_function(cls, op, inputs, fn):
@@ -383,6 +391,9 @@ class HyperparameterReader:
         self._singletons = True  # fn returns the singleton log marginals last
         self._validate = op.family._derived_from_params
         self._last = None
+        self._nan_in_last = False
+        self._plain_outs = False  # any function: its outputs converted at every read
+        self._take_family_state()
         return self
 
     def __getstate__(self):
@@ -440,9 +451,17 @@ class HyperparameterReader:
         key = b"".join([v.tobytes() for v in values])
         if key == self._last:
             return None
-        outs = _call_at_point(self._fn, self.names, values)
-        outs = [np.asarray(x, dtype=float) for x in outs]
-        last = outs.pop()
+        try:
+            outs = self._fn(*values)
+        except ParameterValueError as err:
+            raise _outside_domain(err, self.names, values) from err
+        plain = self.__dict__.get("_plain_outs")  # (a reader pickled before it existed: None)
+        if not plain:
+            if plain is None and "_plain_outs" in self.__dict__:
+                # the compiled function returns float64 arrays: the next reads take them as they come
+                self._plain_outs = all(type(x) is np.ndarray and x.dtype == np.float64 for x in outs)
+            outs = [np.asarray(x, dtype=float) for x in outs]
+        *outs, last = outs
         if getattr(self, "_singletons", True):  # (a reader pickled before the option computes them)
             item_lm, lm_sum = last, last.sum()
         else:
@@ -454,14 +473,11 @@ class HyperparameterReader:
         else:
             log_g, log_h, *params = outs
             stats_finite = self._stats_finite
-        numbers = dict(zip(self.op.param_names, params))
-        if self._validate:
-            family = self.op.family.with_values(**numbers)
-        else:
-            family = self.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
+        family = self._family(params)
         # the sums first (finite sums: finite entries, and no NaN in log_g); the entries only if not
         # (without the singletons, hyperparameters that are not numbers; the engine checks the singletons)
-        if not (stats_finite and math.isfinite(lm_sum) and not math.isnan(log_g.sum())):
+        if not (stats_finite and math.isfinite(lm_sum)
+                and (self.__dict__.get("_nan_in_last") or not math.isnan(log_g.sum()))):  # fmt: skip
             if (np.isnan(log_g).any() or not np.all(np.isfinite(stats))
                     or (item_lm is None and any(np.isnan(p).any() for p in params))):  # fmt: skip
                 raise ValueError(
@@ -474,7 +490,33 @@ class HyperparameterReader:
                 at = dict(zip(self.names, values))
                 check_log_marginals(family, stats, item_lm, lambda i: f"item {i} alone (at {at})")
         self._last = key  # read and checked: the same values need no new read
-        return HyperparameterNumbers(log_g, log_h, stats, family, item_lm)
+        return tuple.__new__(HyperparameterNumbers, (log_g, log_h, stats, family, item_lm))
+
+    def _family(self, params):
+        """Return the family at the hyperparameters ``params`` (arrays, in the order of the op's ``param_names``)."""
+        family, names = self.op.family, self.op.param_names
+        if self._validate:
+            return family.with_values(**dict(zip(names, params)))
+        values = {k: v if v.ndim else float(v) for k, v in zip(names, params)}
+        state = self.__dict__.get("_family_state")
+        if state is None:
+            return family.replace_params(values)
+        new = object.__new__(type(family))  # what replace_params makes, without its checks (per draw)
+        new.__dict__ = {**state, **values}
+        return new
+
+    def _take_family_state(self):
+        """Keep the template family's state if :meth:`_family` may build a family from it.
+
+        A plain class (:func:`~pymc_partition.families.base._plain_copy`) whose hyperparameters are no class attributes:
+        its instance dictionary with new hyperparameters is what ``replace_params`` makes.
+        """
+        from .families.base import _plain_copy
+
+        family = self.op.family
+        cls = type(family)
+        plain = _plain_copy(cls) and not any(hasattr(cls, k) for k in self.op.param_names)
+        self._family_state = family.__getstate__() if plain else None
 
 
 class TermDrawReader:
@@ -622,7 +664,9 @@ class HyperparameterBlock:
     """
 
     def theta(self, point):
-        """Return the block's values in ``point``, raveled into one float64 vector."""
+        """Return the block's values in ``point``, raveled into one float64 vector (a new array)."""
+        if self.__dict__.get("_scalars"):  # (a block pickled before it existed: None)
+            return np.array([point[n] for n in self.names], dtype=np.float64)
         return _ravel(point, self.names)
 
     def rest(self, point):
@@ -643,8 +687,15 @@ class HyperparameterBlock:
         return np.ascontiguousarray(out, dtype=np.float64)
 
     def unravel(self, theta, point):
-        """``point`` (a copy) with the block's values from ``theta``."""
+        """``point`` (a copy) with the block's values from ``theta``.
+
+        When every value is a float64 scalar they are views into ``theta``: write nothing into it afterwards.
+        """
         out = point.copy()
+        if self.__dict__.get("_scalars"):
+            for i, name in enumerate(self.names):
+                out[name] = theta[i, ...]  # a 0-d view (a copy per value is a fifth of the step's Python)
+            return out
         start = 0
         for name, shape, dtype in zip(self.names, self.shapes, self.dtypes):
             if shape == ():  # a scalar: no reshape (a third of the step's Python time)
@@ -817,6 +868,7 @@ def hyperparameter_block(model, vars, point):
     out.names = names
     out.shapes = [np.shape(point[n]) for n in names]
     out.dtypes = [v.dtype for v in vars]
+    out._scalars = all(sh == () for sh in out.shapes) and all(d == "float64" for d in out.dtypes)
     prior = getattr(prv.tag, "partition_prior", None)
     out.escobar_west, out.slice_index = [], []
     index = 0

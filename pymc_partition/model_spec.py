@@ -358,7 +358,10 @@ class HyperparameterReader:
             self._stats.flags.writeable = False  # handed to every read: the same array each time
             self._stats_finite = bool(np.all(np.isfinite(self._stats)))
         stats_out = [] if self._stats is not None else [inputs.item_stats]
-        graphs = model.replace_rvs_by_values(tables + stats_out + params + [last])
+        # scalar hyperparameters and ``last`` in one vector: fewer arrays out of each call
+        self._packed = not singletons and all(p.ndim == 0 for p in params)
+        tail = [pt.stack([pt.cast(p, "float64") for p in params] + [last])] if self._packed else [*params, last]
+        graphs = model.replace_rvs_by_values(tables + stats_out + tail)
         used = set(ancestors(graphs))
         self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
         self.names = [v.name for v in self.inputs]
@@ -462,7 +465,11 @@ class HyperparameterReader:
                 self._plain_outs = all(type(x) is np.ndarray and x.dtype == np.float64 for x in outs)
             outs = [np.asarray(x, dtype=float) for x in outs]
         *outs, last = outs
-        if getattr(self, "_singletons", True):  # (a reader pickled before the option computes them)
+        packed = self.__dict__.get("_packed")  # (a reader pickled before it existed: None)
+        if packed:
+            *values_h, lm_sum = last.tolist()  # the scalar hyperparameters, then their check number
+            item_lm = None
+        elif getattr(self, "_singletons", True):  # (a reader pickled before the option computes them)
             item_lm, lm_sum = last, last.sum()
         else:
             item_lm, lm_sum = None, float(last)  # the hyperparameters' sum
@@ -473,7 +480,9 @@ class HyperparameterReader:
         else:
             log_g, log_h, *params = outs
             stats_finite = self._stats_finite
-        family = self._family(params)
+        if packed:
+            params = values_h
+        family = self._family(params, floats=packed)
         # the sums first (finite sums: finite entries, and no NaN in log_g); the entries only if not
         # (without the singletons, hyperparameters that are not numbers; the engine checks the singletons)
         if not (stats_finite and math.isfinite(lm_sum)
@@ -492,12 +501,15 @@ class HyperparameterReader:
         self._last = key  # read and checked: the same values need no new read
         return tuple.__new__(HyperparameterNumbers, (log_g, log_h, stats, family, item_lm))
 
-    def _family(self, params):
-        """Return the family at the hyperparameters ``params`` (arrays, in the order of the op's ``param_names``)."""
+    def _family(self, params, floats=False):
+        """Return the family at the hyperparameters ``params``.
+
+        Arrays (Python floats with ``floats``), in the order of the op's ``param_names``.
+        """
         family, names = self.op.family, self.op.param_names
         if self._validate:
             return family.with_values(**dict(zip(names, params)))
-        values = {k: v if v.ndim else float(v) for k, v in zip(names, params)}
+        values = dict(zip(names, params)) if floats else {k: v if v.ndim else float(v) for k, v in zip(names, params)}
         state = self.__dict__.get("_family_state")
         if state is None:
             return family.replace_params(values)

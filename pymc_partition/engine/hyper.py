@@ -122,7 +122,8 @@ class HyperparameterKernel:
             raise RuntimeError("The kernel has no log density (unpickled?): call set_density first.")
         if not (type(rng) is np.ndarray and rng.dtype == np.uint64 and rng.shape == (4,)):
             rng = rng_state(rng)
-        state = HyperState(theta, rest, self.widths, self.move_sums, self.move_counts)
+        # named without calling the named tuple's constructor (a Python call less per step)
+        state = tuple.__new__(HyperState, (theta, rest, self.widths, self.move_sums, self.move_counts))
         args = (rng, labels, self._model, state, bool(tune))
         if self._entry is None:
             from ..predictive._types import quiet_compile

@@ -100,6 +100,7 @@ class PartitionKernel:
         build = structure_reference if shared_reference else reference_log_marginal
         reference = build(self.family, self.item_stats.shape[1])
         self._item_lm = np.ascontiguousarray(reference(self.item_stats), dtype=np.float64)
+        self._ones = np.ones_like(self._item_lm)
         self._check_evaluable(reference)
         self.predictive_form = self._choose_form(reference)
         self._state, self._work = kernels.allocate(
@@ -277,6 +278,9 @@ class PartitionKernel:
         self.family = numbers.family
         if numbers.item_lm is not None:
             self._item_lm[:] = numbers.item_lm
+        elif self._singles is not None:  # the compiled pass kept by the first call (per draw: no Python call more)
+            self._singles(*self._singles_args)
+            self._check_singletons()
         else:
             self._singletons()
 
@@ -301,7 +305,12 @@ class PartitionKernel:
             with quiet_compile():
                 singles(*args)
             self._singles, self._singles_args = kernels.compiled_entry(singles, args), args
-        if not math.isfinite(self._item_lm.sum()):
+        self._check_singletons()
+
+    def _check_singletons(self):
+        """Refuse singleton log marginals that are not finite, naming the hyperparameter at fault."""
+        # their dot product with ones: finite when they all are (cheaper than .sum() at a few items)
+        if not math.isfinite(self._item_lm.dot(self._ones)):
             from ..families.evaluability import check_log_marginals
 
             check_log_marginals(self.family, self.item_stats, self._item_lm, lambda i: f"item {i} alone")

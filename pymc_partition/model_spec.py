@@ -42,6 +42,7 @@ __all__ = [
     "hyperparameter_block",
     "DataWatch",
     "partition_graphs",
+    "initial_values",
 ]
 
 
@@ -118,6 +119,33 @@ def _outside_domain(err, names, values):
         "it is a graph of distributions (or transforms) that keep it inside, or start from a "
         "point inside it (initvals=)."
     )
+
+
+def initial_values(model, names):
+    """Return the initial point of ``model`` restricted to the value variables ``names`` (and those they derive from).
+
+    What ``model.initial_point()`` gives for them, from the same initial-value graphs compiled the same way
+    (``FAST_COMPILE``), built for those variables only: a third of the cost at a few hyperparameters, where the
+    whole model's point would build the partition's and the likelihood's too. Falls back to ``model.initial_point()``
+    if PyMC's graph builder is not there.
+    """
+    import pytensor
+
+    try:
+        from pymc.initial_point import make_initial_point_expression
+        from pymc.pytensorf import compile as pymc_compile
+        from pymc.pytensorf import replace_rng_nodes
+    except ImportError:  # pragma: no cover - PyMC without them
+        return model.initial_point()
+    wanted = {model.values_to_rvs[v] for v in model.value_vars if v.name in set(names)}
+    before = set(ancestors(list(wanted)))
+    free = [rv for rv in model.free_RVs if rv in before]
+    exprs = make_initial_point_expression(
+        free_rvs=free, rvs_to_transforms=model.rvs_to_transforms, initval_strategies=model.rvs_to_initial_values,
+        default_strategy="support_point", return_transformed=True,
+    )  # fmt: skip
+    fn = pymc_compile(inputs=[], outputs=replace_rng_nodes(exprs), mode=pytensor.compile.mode.FAST_COMPILE)
+    return {model.rvs_to_values[rv].name: value for rv, value in zip(free, fn())}
 
 
 def partition_graphs(model, rv):

@@ -24,6 +24,7 @@ from ..model_spec import (
     HyperparameterReader,
     RandomHyperparameterError,
     find_partition_vars,
+    initial_values,
     is_partition_rv,
     partition_graphs,
     partition_spec,
@@ -123,8 +124,8 @@ class PartitionStep(BlockedStep):
             spec = partition_spec(model, rv)  # raises without a MarginalLikelihood
         except RandomHyperparameterError:
             # random hyperparameters: start from the initial point, read them at every step
-            start = initial_point if initial_point is not None else model.initial_point()
             self._reader = HyperparameterReader(model, rv)
+            start = initial_point if initial_point is not None else initial_values(model, self._reader.names)
             spec = self._reader.spec(model, rv, start)  # the reader's call: nothing more compiled
         self.engine = PartitionKernel.from_spec(spec, self._mix, specialize=specialize,
                                                 shared_reference=self._reader is not None)  # fmt: skip

@@ -64,3 +64,37 @@ def test_reader_hands_over_numeric_statistics_once():
     assert step.engine._stats_seen is b.item_stats
     assert np.array_equal(step.engine.item_stats, b.item_stats)
     assert step.engine.item_stats is not b.item_stats  # the engine's own copy
+
+
+def test_reader_family_is_what_replace_params_makes():
+    """The family a read builds from the template's state equals ``replace_params`` at the graph's values."""
+    model, z = _model()
+    reader = HyperparameterReader(model, z)
+    numbers = reader.read(dict(model.initial_point(), scale_log__=np.array(0.3), alpha_log__=np.array(-0.2)))
+    values = {k: getattr(numbers.family, k) for k in reader.op.param_names}
+    assert all(type(v) is float for v in values.values()) or any(np.ndim(v) for v in values.values())
+    want = reader.op.family.replace_params(values)
+    assert type(numbers.family) is type(want)
+    assert numbers.family.__getstate__().keys() == want.__getstate__().keys()
+    for key, value in want.__getstate__().items():
+        assert np.array_equal(np.asarray(getattr(numbers.family, key)), np.asarray(value)), key
+
+
+def test_initial_values_are_the_models_initial_point():
+    """The restricted initial point equals the model's bit for bit (the variables asked and their parents)."""
+    from pymc_partition.model_spec import initial_values
+
+    x = np.random.default_rng(1).normal(size=(6, 1))
+    with pm.Model() as model:
+        m = pm.Normal("m", 1.5, 2.0)
+        mu0 = pm.Normal("mu0", m, 1.0)
+        kappa0 = pm.Gamma("kappa0", 2.0, 3.0, initval=0.7)
+        pm.HalfNormal("unrelated", 1.0)
+        z = pmp.Partition("z", n_items=6, prior=pmp.DirichletProcess(1.0))
+        family = pmp.NormalInverseGamma(mu0=mu0, kappa0=kappa0, alpha0=2.0, beta0=1.0)
+        pmp.MarginalLikelihood("y", partition=z, observed=x, family=family)
+    got = initial_values(model, ["mu0", "kappa0_log__"])
+    assert set(got) == {"m", "mu0", "kappa0_log__"}
+    want = model.initial_point()
+    for name, value in got.items():
+        assert np.asarray(value).tobytes() == np.asarray(want[name]).tobytes(), name

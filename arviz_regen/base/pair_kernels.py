@@ -33,12 +33,13 @@ __all__ = [
 ]
 
 
-@lazy_njit("void(int64[:, ::1], float64[::1], float64[:, ::1], int64[::1])", cache=True, _nrt=False)
-def _add_state_pairs(ulabels, weights, out, work):
-    """out[i, j] += weights[u] for each pair i < j that state u clusters together (u in order).
+@lazy_njit("void(int64[:, ::1], float64[::1], float64[::1], int64[::1])", cache=True, _nrt=False)
+def _add_state_pairs(ulabels, weights, acc, work):
+    """acc[p] += weights[u] for each pair p = (i, j > i) that state u clusters together (u in order).
 
-    Labels in 0 … n − 1; ``work`` int64 (3 n + 1,): a counting sort of each state's items by
-    cluster (items, cluster starts, fill pointers). One function, no callees: quick to compile.
+    Pairs in ``numpy.triu_indices(n, 1)`` order; labels in 0 … n − 1; ``work`` int64 (3 n + 1,):
+    a counting sort of each state's items by cluster (items, cluster starts, fill pointers then
+    places). One function, no callees: quick to compile.
     """
     S, n = ulabels.shape
     for u in range(S):
@@ -56,18 +57,23 @@ def _add_state_pairs(ulabels, weights, out, work):
             lab = ulabels[u, i]
             work[work[2 * n + 1 + lab]] = i
             work[2 * n + 1 + lab] += 1
-        for lab in range(n):
-            for x in range(work[n + lab], work[n + lab + 1]):
-                i = work[x]
-                for y in range(x + 1, work[n + lab + 1]):
-                    out[i, work[y]] += w
+        for x in range(n):  # the fill pointers become each item's place in that order
+            work[2 * n + 1 + work[x]] = x
+        base = -1  # pair (i, j) at base + j: items in ascending order, one sweep through acc
+        for i in range(n):
+            for y in range(work[2 * n + 1 + i] + 1, work[n + 1 + ulabels[u, i]]):
+                acc[base + work[y]] += w
+            base += n - i - 2
 
 
-def _state_pairs(ul, weights):
-    """Σ_u weights_u 1{i, j together in state u} on the upper triangle of an (n, n) array, zeros elsewhere."""
+def _state_pairs(ul, weights, scale=1.0):
+    """Σ_u weights_u 1{i, j together in state u} / ``scale``, symmetric (n, n), ones on the diagonal."""
     n = ul.shape[1]
+    acc = np.zeros(n * (n - 1) // 2)
+    _add_state_pairs(ul, np.ascontiguousarray(weights, dtype=np.float64), acc, np.zeros(3 * n + 1, dtype=np.int64))
     out = np.zeros((n, n))
-    _add_state_pairs(ul, np.ascontiguousarray(weights, dtype=np.float64), out, np.zeros(3 * n + 1, dtype=np.int64))
+    fill_half(out, acc / scale, np.arange(n), 0, n)
+    symmetrize_half(out, 1.0)
     return out
 
 
@@ -97,9 +103,7 @@ def pair_frequencies(ulabels, weights=None):
     """
     ul = kernel_labels(ulabels)
     w = np.ones(ul.shape[0]) if weights is None else np.asarray(weights, dtype=float)
-    out = _state_pairs(ul, w / w.sum())
-    symmetrize_half(out, 1.0)
-    return out
+    return _state_pairs(ul, w / w.sum())
 
 
 def chain_frequencies(index, ulabels):
@@ -131,9 +135,7 @@ def chain_frequencies(index, ulabels):
         return out
     visits = np.bincount(index.ravel(), minlength=ul.shape[0])
     if _cheaper_by_states(index, ul, visits):
-        out = _state_pairs(ul, visits) / index.size
-        symmetrize_half(out, 1.0)
-        return out
+        return _state_pairs(ul, visits, index.size)
     out = np.zeros((n, n))
     perm = np.argsort(ul[index[0, -1]], kind="stable")
     no_slot = np.zeros((0, 3), dtype=np.int64)

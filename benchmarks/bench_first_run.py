@@ -26,9 +26,13 @@ Entry points (``--only``/``--skip`` take these names): ``import``; ``sample_<fam
 common family: ``nig`` (200 items, 1-d), ``niw`` (200 items, 2-d), ``spike_slab`` (the paper's 14
 simulated items), ``beta_bernoulli`` (200 items, 5 binary variables), and ``split_merge_niw``
 with ``SplitMerge``; ``exact_posterior`` (B(14)); ``fit_hyperparameters`` (the paper's
-spike-and-slab fit); ``hotelling_rs``, ``coclustering``, ``point_estimate``, ``credible_ball`` (4
-chains x 20,000 draws of 14 items); ``main_job`` (``python -m pymc_partition.demo``, default
-settings, run in-process with ``runpy`` so that its compilation is recorded too).
+spike-and-slab fit); ``hotelling_rs``, ``coclustering``, ``point_estimate`` (VI),
+``point_estimate_binder`` (its search on the co-clustering matrix), ``credible_ball`` (4 chains x
+20,000 draws of 14 items, a walk over 40 states); ``pe_sticky`` and ``pe_binder_sticky``
+(``point_estimate`` VI and Binder on sampler-like chains: 200 items, 4 x 1,000
+draws, 2 items reassigned per draw; the VI search follows cluster tracks along the chains);
+``main_job`` (``python -m pymc_partition.demo``, default settings, run in-process with ``runpy``
+so that its compilation is recorded too).
 
 Goals (issue 17): the first ``pm.sample`` at most 15 s more than warm; each ``arviz_regen``
 function's first call at most 3 s more than warm; the main job's first run at most 45 s on an
@@ -122,6 +126,20 @@ p = zipf_probs(40)
 idata = make_idata(random_partitions(40, 14, rng), metropolis_chain(p, 4, 20_000, rng), np.log(p))
 """
 
+# a sampler-like posterior in numpy (nothing compiled to build it): 200 items in 5 clusters, 4
+# chains x 1,000 draws, 2 items reassigned per draw
+_STICKY = """
+import numpy as np, arviz_regen
+rng = np.random.default_rng(1)
+z = np.empty((4, 1000, 200), dtype=np.int64)
+for c in range(4):
+    cur = rng.integers(0, 5, 200)
+    for t in range(1000):
+        i = rng.integers(0, 200, 2)
+        cur[i] = rng.integers(0, 5, 2)
+        z[c, t] = cur
+"""
+
 ENTRY_POINTS = {
     "import": "with timed():\n    import pymc_partition, arviz_regen\n",
     "sample_nig": _SAMPLE.format(family="nig", step="GibbsPartition"),
@@ -148,7 +166,10 @@ with timed():
     "hotelling_rs": _CHAINS + "with timed():\n    arviz_regen.hotelling_rs(idata, k=[2, 3, 5, 10])\n",
     "coclustering": _CHAINS + "with timed():\n    arviz_regen.coclustering(idata)\n",
     "point_estimate": _CHAINS + "with timed():\n    arviz_regen.point_estimate(idata)\n",
+    "point_estimate_binder": _CHAINS + "with timed():\n    arviz_regen.point_estimate(idata, loss='binder')\n",
     "credible_ball": _CHAINS + "with timed():\n    arviz_regen.credible_ball(idata)\n",
+    "pe_sticky": _STICKY + "with timed():\n    arviz_regen.point_estimate(z)\n",
+    "pe_binder_sticky": _STICKY + "with timed():\n    arviz_regen.point_estimate(z, loss='binder')\n",
     "main_job": """
 import runpy, sys
 sys.argv = ["pymc-partition-demo", "--out", OUT]
@@ -161,7 +182,10 @@ with timed():
 """,
 }
 GOALS = {"sample": 15.0, "arviz_regen": 3.0}
-ARVIZ_REGEN = ("hotelling_rs", "coclustering", "point_estimate", "credible_ball")
+ARVIZ_REGEN = (
+    "hotelling_rs", "coclustering", "point_estimate", "point_estimate_binder", "credible_ball", "pe_sticky",
+    "pe_binder_sticky",
+)  # fmt: skip
 
 
 def _run(name, source_dir, caches, workdir):

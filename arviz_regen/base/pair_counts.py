@@ -2,8 +2,7 @@
 
 :func:`group` sorts the items by label (a counting sort); :func:`add_pairs` adds a weight to
 every pair of a block of item rows that a partition clusters together, in O(those pairs), for
-sums over distinct states (:func:`arviz_regen.base.pair_kernels.pair_frequencies`). Sums along
-chains follow the pairs that change instead (:mod:`arviz_regen.base.pair_sums`).
+the sums by runs of identical states (:func:`arviz_regen.base.pair_sums.pair_run_sums`).
 """
 
 from __future__ import annotations

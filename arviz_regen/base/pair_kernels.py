@@ -13,8 +13,7 @@ import numpy as np
 
 from .batch_means import LUGSAIL_R, BatchSums, batch_plan
 from .lazy_jit import lazy_njit
-from .pair_counts import add_pairs
-from .pair_sums import PairSums
+from .pair_sums import COST_CHANGE, COST_RUN_PAIR, PairSums, sampled_changes
 from .state import canonicalize
 from .tours import completed_tours, regeneration_times
 
@@ -34,23 +33,47 @@ __all__ = [
 ]
 
 
-@lazy_njit(cache=True)
-def _pair_frequencies(ulabels, weights):
+@lazy_njit("void(int64[:, ::1], float64[::1], float64[::1], int64[::1])", cache=True, _nrt=False)
+def _add_state_pairs(ulabels, weights, acc, work):
+    """acc[p] += weights[u] for each pair p = (i, j > i) that state u clusters together (u in order).
+
+    Pairs in ``numpy.triu_indices(n, 1)`` order; labels in 0 … n − 1; ``work`` int64 (3 n + 1,):
+    a counting sort of each state's items by cluster (items, cluster starts, fill pointers then
+    places). One function, no callees: quick to compile.
+    """
     S, n = ulabels.shape
-    acc = np.zeros(n * (n - 1) // 2)
-    order = np.empty(n, dtype=np.int64)
-    cstart = np.empty(n + 1, dtype=np.int64)
-    pos = np.empty(n, dtype=np.int64)
     for u in range(S):
-        add_pairs(acc, ulabels[u], weights[u], 0, n, order, cstart, pos)
-    out = np.empty((n, n))
-    p = 0
-    for i in range(n):
-        out[i, i] = 1.0
-        for j in range(i + 1, n):
-            out[i, j] = acc[p]
-            out[j, i] = acc[p]
-            p += 1
+        w = weights[u]
+        if w == 0.0:
+            continue
+        for lab in range(n + 1):
+            work[n + lab] = 0
+        for i in range(n):
+            work[n + 1 + ulabels[u, i]] += 1
+        for lab in range(n):
+            work[n + lab + 1] += work[n + lab]
+            work[2 * n + 1 + lab] = work[n + lab]
+        for i in range(n):  # the items of each cluster in ascending order
+            lab = ulabels[u, i]
+            work[work[2 * n + 1 + lab]] = i
+            work[2 * n + 1 + lab] += 1
+        for x in range(n):  # the fill pointers become each item's place in that order
+            work[2 * n + 1 + work[x]] = x
+        base = -1  # pair (i, j) at base + j: items in ascending order, one sweep through acc
+        for i in range(n):
+            for y in range(work[2 * n + 1 + i] + 1, work[n + 1 + ulabels[u, i]]):
+                acc[base + work[y]] += w
+            base += n - i - 2
+
+
+def _state_pairs(ul, weights, scale=1.0):
+    """Σ_u weights_u 1{i, j together in state u} / ``scale``, symmetric (n, n), ones on the diagonal."""
+    n = ul.shape[1]
+    acc = np.zeros(n * (n - 1) // 2)
+    _add_state_pairs(ul, np.ascontiguousarray(weights, dtype=np.float64), acc, np.zeros(3 * n + 1, dtype=np.int64))
+    out = np.zeros((n, n))
+    fill_half(out, acc / scale, np.arange(n), 0, n)
+    symmetrize_half(out, 1.0)
     return out
 
 
@@ -80,7 +103,7 @@ def pair_frequencies(ulabels, weights=None):
     """
     ul = kernel_labels(ulabels)
     w = np.ones(ul.shape[0]) if weights is None else np.asarray(weights, dtype=float)
-    return _pair_frequencies(ul, np.ascontiguousarray(w / w.sum()))
+    return _state_pairs(ul, w / w.sum())
 
 
 def chain_frequencies(index, ulabels):
@@ -97,11 +120,22 @@ def chain_frequencies(index, ulabels):
     numpy.ndarray, shape (n_items, n_items)
         Symmetric, ones on the diagonal: what :func:`pair_frequencies` gives with the states
         weighted by their visits, counted along the chains (the pairs that change between
-        consecutive draws, :mod:`arviz_regen.base.pair_sums`): O(changes + pairs) per chain.
+        consecutive draws, :mod:`arviz_regen.base.pair_sums`): O(changes + pairs) per chain; or
+        over the distinct states when that is cheaper (O(pairs together) per state), by a matrix
+        product in numpy for few items and states (no kernel to compile). The counts are exact
+        integers whichever way they are taken: the same frequencies.
     """
     index = np.atleast_2d(np.asarray(index, dtype=np.int64))
     ul = kernel_labels(ulabels)
     n = ul.shape[1]
+    dense = _dense_counts(index, ul)
+    if dense is not None:
+        out = dense / index.size
+        out[np.arange(n), np.arange(n)] = 1.0
+        return out
+    visits = np.bincount(index.ravel(), minlength=ul.shape[0])
+    if _cheaper_by_states(index, ul, visits):
+        return _state_pairs(ul, visits, index.size)
     out = np.zeros((n, n))
     perm = np.argsort(ul[index[0, -1]], kind="stable")
     no_slot = np.zeros((0, 3), dtype=np.int64)
@@ -116,6 +150,64 @@ def chain_frequencies(index, ulabels):
         fill_half(out, total / index.size, perm, i0, i1)
     symmetrize_half(out, 1.0)
     return out
+
+
+#: float operations (2 n² × the clusters of the visited states) and one-hot cells (n × those
+#: clusters) up to which :func:`chain_frequencies` counts the pairs by a matrix product in numpy: a
+#: small posterior's co-clustering should not wait for numba to compile the pair kernels
+DENSE_FLOPS = 1 << 28
+DENSE_CELLS = 1 << 22
+
+
+def _dense_counts(index, ul):
+    """Draws with i, j together, (n, n) float, as Σ_u visits_u Z_u Z_uᵀ (Z_u the one-hot clusters of state u), or None.
+
+    None when the product would exceed :data:`DENSE_FLOPS` or :data:`DENSE_CELLS`. The sums are
+    integers below 2⁵³, exact in float64 whatever the order of the product's additions, so the
+    frequencies equal those counted along the chains.
+    """
+    n = ul.shape[1]
+    visits = np.bincount(index.ravel(), minlength=ul.shape[0])
+    seen = np.flatnonzero(visits)
+    if 2 * n * n * seen.size > DENSE_FLOPS or n * seen.size > DENSE_CELLS:  # each state has a cluster
+        return None
+    k = ul[seen].max(axis=1) + 1 if n else np.zeros(seen.size, dtype=np.int64)
+    cols = int(k.sum())
+    if 2 * n * n * cols > DENSE_FLOPS or n * cols > DENSE_CELLS:
+        return None
+    offset = np.cumsum(k) - k
+    one_hot = np.zeros((n, cols))
+    one_hot[np.tile(np.arange(n), seen.size), (offset[:, None] + ul[seen]).ravel()] = 1.0
+    return (one_hot * np.repeat(visits[seen], k).astype(float)) @ one_hot.T
+
+
+#: estimated work (ns) by which counting the pairs over the distinct states may exceed counting
+#: them along the chains' changes, and still be chosen: its kernel compiles several times faster
+#: (docs/performance.md, "Figures behind the code")
+STATES_SLACK_NS = 2e8
+
+
+def _cheaper_by_states(index, ul, visits):
+    """Whether :func:`chain_frequencies` counts over the distinct states (cost estimates, ns).
+
+    States: :data:`~arviz_regen.base.pair_sums.COST_RUN_PAIR` per pair together in each state
+    visited; changes: :data:`~arviz_regen.base.pair_sums.COST_CHANGE` per pair that flips at a
+    change of state (:func:`~arviz_regen.base.pair_sums.sampled_changes`) and per pair settled at
+    the end of each chain.
+    """
+    n = ul.shape[1]
+    seen = np.flatnonzero(visits)
+    together = 0.0
+    step = max(1, (1 << 22) // max(n, 1))  # states at a time: a bounded temporary
+    for a in range(0, seen.size, step):
+        rows = ul[seen[a : a + step]]
+        counts = np.bincount((rows + n * np.arange(rows.shape[0])[:, None]).ravel())
+        together += float((counts * (counts - 1) // 2).sum())
+    by_changes = COST_CHANGE * n * (n - 1) / 2 * index.shape[0]
+    for chain in index:
+        n_changes, flips, _ = sampled_changes(chain, ul)
+        by_changes += COST_CHANGE * flips * n_changes
+    return COST_RUN_PAIR * together <= by_changes + STATES_SLACK_NS
 
 
 def coclustering_sums(index, ulabels, regen, eval_draws=None):

@@ -37,8 +37,8 @@ from .lazy_jit import lazy_njit
 from .pair_counts import add_pairs
 
 __all__ = [
-    "pair_interval_sums", "pair_run_sums", "cheaper_by_runs", "PairSums", "BUCKET_SHIFT", "BUCKET_EVENTS",
-    "Chain", "PairBlock", "Intervals", "ChangeState", "IntervalEnds", "RunState",
+    "pair_interval_sums", "pair_run_sums", "cheaper_by_runs", "sampled_changes", "PairSums", "BUCKET_SHIFT",
+    "BUCKET_EVENTS", "Chain", "PairBlock", "Intervals", "ChangeState", "IntervalEnds", "RunState",
 ]  # fmt: skip
 
 #: log2 of the pairs per bucket (hard-coded in the kernels: 14 bits of the change code)
@@ -328,40 +328,54 @@ def pair_run_sums(chain, block, ends, slots, state, t0, t1):
 COST_CHANGE, COST_RUN_PAIR, COST_END_PAIR = 30.0, 1.5, 3.0
 
 
-def cheaper_by_runs(idx, ulabels, n_ends, share, n_sample=64):
-    """Whether counting by runs beats following the changes for this chain (a cost estimate).
+def _together(n, *labels):
+    """Pairs clustered together by the partition of ``labels`` (several: by all of them at once)."""
+    key = np.zeros(n, dtype=np.int64)
+    for lab in labels:
+        key = key * n + lab
+    c = np.bincount(key)
+    return float((c * (c - 1) // 2).sum())
 
-    Changes: Σ over changes of state of the pairs whose indicator flips, T_u + T_v − 2 Σ_kl
-    C(n_kl, 2) (T: pairs together, n_kl: the contingency table of the two partitions), from up
-    to ``n_sample`` changes; runs: the pairs together of each run plus every pair at each of the
-    ``n_ends`` interval ends. ``share``: the block's fraction of all pairs.
+
+def sampled_changes(idx, ulabels, n_sample=64):
+    """Count a chain's changes of state and estimate what they flip, from up to ``n_sample`` of them.
+
+    Returns (changes, flips, together): the draws whose state differs from the previous one, the
+    mean pairs whose indicator flips at such a draw, T_u + T_v − 2 Σ_kl C(n_kl, 2) (T: pairs
+    together, n_kl: the contingency table of the two partitions), and the mean pairs together
+    after it (0, 0.0, 0.0 without a change).
     """
     idx = np.asarray(idx)
     n = ulabels.shape[1]
     change = np.flatnonzero(idx[1:] != idx[:-1]) + 1
     if change.size == 0:
-        return False
-
-    def together(*labels):
-        key = np.zeros(n, dtype=np.int64)
-        for lab in labels:
-            key = key * n + lab
-        c = np.bincount(key)
-        return float((c * (c - 1) // 2).sum())
-
+        return 0, 0.0, 0.0
     pick = change[np.linspace(0, change.size - 1, min(n_sample, change.size)).astype(np.int64)]
     flips = np.mean(
         [
-            together(ulabels[idx[t - 1]])
-            + together(ulabels[idx[t]])
-            - 2 * together(ulabels[idx[t - 1]], ulabels[idx[t]])
+            _together(n, ulabels[idx[t - 1]])
+            + _together(n, ulabels[idx[t]])
+            - 2 * _together(n, ulabels[idx[t - 1]], ulabels[idx[t]])
             for t in pick
         ]
     )
-    per_run = np.mean([together(ulabels[idx[t]]) for t in pick])
+    return int(change.size), float(flips), float(np.mean([_together(n, ulabels[idx[t]]) for t in pick]))
+
+
+def cheaper_by_runs(idx, ulabels, n_ends, share, n_sample=64):
+    """Whether counting by runs beats following the changes for this chain (a cost estimate).
+
+    Changes: the pairs whose indicator flips (:func:`sampled_changes`, from up to ``n_sample``
+    changes); runs: the pairs together of each run plus every pair at each of the ``n_ends``
+    interval ends. ``share``: the block's fraction of all pairs.
+    """
+    n = ulabels.shape[1]
+    n_changes, flips, per_run = sampled_changes(idx, ulabels, n_sample)
+    if n_changes == 0:
+        return False
     n_pairs = n * (n - 1) / 2
-    by_changes = COST_CHANGE * flips * change.size * share
-    by_runs = COST_RUN_PAIR * per_run * (change.size + 1) * share + COST_END_PAIR * n_ends * n_pairs * share
+    by_changes = COST_CHANGE * flips * n_changes * share
+    by_runs = COST_RUN_PAIR * per_run * (n_changes + 1) * share + COST_END_PAIR * n_ends * n_pairs * share
     return by_runs < by_changes
 
 

@@ -122,18 +122,51 @@ def test_no_tours_and_single_draw():
     assert got.a[0] == 1 and got.b_r[0] == 0
 
 
-def test_chain_frequencies_literal():
+@pytest.mark.parametrize("route", ["dense", "states", "changes"])
+def test_chain_frequencies_literal(route, monkeypatch):
+    from arviz_regen.base import pair_kernels
     from arviz_regen.base.pair_kernels import chain_frequencies, pair_frequencies
 
+    if route != "dense":
+        monkeypatch.setattr(pair_kernels, "DENSE_FLOPS", -1)
+    monkeypatch.setattr(pair_kernels, "STATES_SLACK_NS", {"dense": 0.0, "states": np.inf, "changes": -np.inf}[route])
     rng = np.random.default_rng(5)
     chains = [sticky_chain(rng, 9, 80) for _ in range(3)]
     labels = np.concatenate([ul[idx] for idx, ul in chains])  # (3 * 80, 9)
     ulabels, index = np.unique(labels, axis=0, return_inverse=True)
     index = index.reshape(3, 80)
-    want = (labels[:, :, None] == labels[:, None, :]).mean(axis=0)
-    np.testing.assert_allclose(chain_frequencies(index, ulabels), want, rtol=0, atol=1e-15)
+    # every route counts exact integers: the same floats as the literal count over the draws
+    want = (labels[:, :, None] == labels[:, None, :]).sum(axis=0) / labels.shape[0]
+    np.testing.assert_array_equal(chain_frequencies(index, ulabels), want)
+    np.testing.assert_array_equal(chain_frequencies(index, 3 * ulabels + 20), want)  # labels renumbered
     visits = np.bincount(index.ravel(), minlength=ulabels.shape[0])
     np.testing.assert_allclose(pair_frequencies(ulabels, visits), want, rtol=0, atol=1e-14)
+
+
+def test_chain_frequencies_route_choice(monkeypatch):
+    from arviz_regen.base import pair_kernels
+    from arviz_regen.base.pair_kernels import _cheaper_by_states, _dense_counts, kernel_labels
+
+    monkeypatch.setattr(pair_kernels, "STATES_SLACK_NS", 0.0)  # the cost estimates alone
+
+    rng = np.random.default_rng(8)
+    index, ulabels = sticky_chain(rng, 12, 50)
+    assert _dense_counts(index[None], kernel_labels(ulabels)) is not None  # few items and states
+    # 300 items in 2 clusters, one moving per draw: every state has ~22,000 pairs together but
+    # a change flips ~300: along the changes
+    n, m = 300, 1000
+    lab = np.zeros((m, n), dtype=np.int64)
+    lab[0, n // 2 :] = 1
+    for t in range(1, m):
+        lab[t] = lab[t - 1]
+        lab[t, rng.integers(0, n)] ^= 1
+    ulabels, index = np.unique(canonicalize(lab), axis=0, return_inverse=True)
+    index = index.reshape(1, m)
+    visits = np.bincount(index.ravel())
+    assert _dense_counts(index, ulabels) is None
+    assert not _cheaper_by_states(index, ulabels, visits)
+    # the same states visited in long runs: few changes, the states are cheaper
+    assert _cheaper_by_states(index[:, :30], ulabels, np.bincount(index[0, :30], minlength=visits.size))
 
 
 def test_coclustering_sums_literal():

@@ -81,10 +81,11 @@ N_CHAINS = 4
 WARMUP = 0.2
 
 
-def mix(n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0, split_probability=0.0, informed=False):
+def mix(n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0, split_probability=0.0, informed=False, n_particles=1):
     return MoveMix(n_gibbs=n_gibbs, n_split_merge=n_split_merge, n_scans=n_scans,
                    gibbs_probability=0.0, thin=1, n_sams=n_sams,
-                   sams_split_probability=split_probability, sams_informed=informed)  # fmt: skip
+                   sams_split_probability=split_probability, sams_informed=informed,
+                   n_particles=n_particles)  # fmt: skip
 
 
 def tempered(move_mix, n_replicas, beta_min):
@@ -107,6 +108,11 @@ MIXES = {
     "SAMS 30 bal+inf + Gibbs": mix(n_sams=30, split_probability=0.5, informed=True),
     "SAMS 100 balanced + Gibbs": mix(n_sams=100, split_probability=0.5),
     "SAMS 100 bal+inf + Gibbs": mix(n_sams=100, split_probability=0.5, informed=True),
+    "PG 3x8 + Gibbs": mix(n_sams=3, n_particles=8),
+    "PG 3x8 bal+inf + Gibbs": mix(n_sams=3, n_particles=8, split_probability=0.5, informed=True),
+    "PG 10x4 bal+inf + Gibbs": mix(n_sams=10, n_particles=4, split_probability=0.5, informed=True),
+    "PG 3x16 bal+inf + Gibbs": mix(n_sams=3, n_particles=16, split_probability=0.5, informed=True),
+    "PG 10x16 bal+inf + Gibbs": mix(n_sams=10, n_particles=16, split_probability=0.5, informed=True),
     "PT 4/0.9 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 4, 0.9),
     "PT 8/0.8 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 8, 0.8),
     "PT 8/0.8 SAMS 3 + Gibbs": tempered(mix(n_sams=3), 8, 0.8),

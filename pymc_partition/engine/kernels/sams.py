@@ -56,6 +56,7 @@ from .split_merge import (
 from .state import NJIT, form_functions, init_slot
 
 __all__ = [
+    "draw_proposal",
     "informed_order",
     "pair_log_ratio",
     "pick_pair",
@@ -174,6 +175,17 @@ def pick_pair(rng, s, w, n, split_probability):
 
 
 @numba.njit(**NJIT)
+def draw_proposal(rng, s, w, n, split_probability, informed):
+    """Draw the pair (:func:`pick_pair`; ``j < 0``: nothing to propose) and, unless ``informed``, shuffle ``S``."""
+    if n < 2:
+        return 0, -1, 0, 0, 0
+    i, j, ci, cj, n_members = pick_pair(rng, s, w, n, split_probability)
+    if j >= 0 and not informed:
+        shuffle(rng, w.members, n_members)
+    return i, j, ci, cj, n_members
+
+
+@numba.njit(**NJIT)
 def pair_log_ratio(n, n_union, n_i_merged_side, split_probability):
     """Log of P(pair | merged state) / P(pair | split state) for balanced pairs (0 for uniform pairs).
 
@@ -197,13 +209,9 @@ def sams_move(rng, m, s, w, split_probability, informed, beta=1.0):
     the informed order is the same for every power (a function of the pair and ``S`` still).
     """
     n = m.X.shape[0]
-    if n < 2:
-        return 0, False
-    i, j, ci, cj, n_members = pick_pair(rng, s, w, n, split_probability)
+    i, j, ci, cj, n_members = draw_proposal(rng, s, w, n, split_probability, informed)
     if j < 0:
         return 0, False
-    if not informed:
-        shuffle(rng, w.members, n_members)
     if ci == cj:
         if informed:
             informed_order(m, s, w, i, j, n_members)

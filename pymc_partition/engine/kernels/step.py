@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 from .gibbs import gibbs_sweep
+from .particle import particle_move
 from .rng import uniform
 from .sams import sams_move
 from .split_merge import split_merge_move
@@ -32,8 +33,8 @@ __all__ = [
 
 MoveMix = namedtuple(
     "MoveMix",
-    "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams sams_split_probability sams_informed",
-    defaults=(0, 0.0, False),
+    "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams sams_split_probability sams_informed n_particles",
+    defaults=(0, 0.0, False, 1),
 )
 MoveMix.__doc__ = """The moves of one step (built by the step methods, read by :func:`run_step`).
 
@@ -42,7 +43,9 @@ state built by ``n_scans`` restricted scans, then ``n_sams`` sequentially alloca
 proposals (default 0), then ``n_gibbs`` Gibbs sweeps plus one more with probability
 ``gibbs_probability``. The merge-split proposals pick their pair uniformly
 (``sams_split_probability`` 0.0) or balanced between splits and merges (the probability of a
-split), and allocate in a random or (``sams_informed``) the informed order (:mod:`.sams`).
+split), and allocate in a random or (``sams_informed``) the informed order (:mod:`.sams`);
+with ``n_particles`` > 1 (at most :data:`.particle.MAX_PARTICLES`) each is a particle Gibbs
+split-merge proposal with that many particles (:mod:`.particle`).
 Integers are Python ints, probabilities floats and ``sams_informed`` a bool, so that every
 mix has the same numba type (one compiled :func:`run_step`).
 """
@@ -161,7 +164,11 @@ def run_step(rng, labels, reuse, m, s, w, mix, block, out_labels):
             if accepted:
                 n_acc += 1
         for _ in range(mix.n_sams):
-            kind, accepted = sams_move(rng, m, s, w, mix.sams_split_probability, mix.sams_informed)
+            if mix.n_particles > 1:
+                kind, accepted = particle_move(rng, m, s, w, mix.n_particles, mix.sams_split_probability,
+                                               mix.sams_informed)  # fmt: skip
+            else:
+                kind, accepted = sams_move(rng, m, s, w, mix.sams_split_probability, mix.sams_informed)
             if kind > 0:
                 n_prop += 1
             if accepted:

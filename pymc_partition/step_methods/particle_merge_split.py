@@ -5,7 +5,7 @@ from __future__ import annotations
 from pymc.step_methods.compound import Competence
 
 from ..engine.kernels.particle import MAX_PARTICLES
-from .base import _check_count
+from .base import _check_count, _check_probability
 from .sequential_merge_split import SequentialMergeSplit, sams_mix
 
 __all__ = ["ParticleMergeSplit"]
@@ -35,6 +35,13 @@ class ParticleMergeSplit(SequentialMergeSplit):
     less noisy, so a split whose items are many and ambiguous (each sequential allocation of it
     improbable) is still accepted when the data favour it, and likewise its merge.
 
+    When ``i`` and ``j`` lie in two clusters, with probability ``resplit_probability`` the
+    proposal re-splits them instead: the conditional filter runs from the current split and a
+    particle drawn by its final weight becomes the new split of the two clusters' union (particle
+    Gibbs, always accepted: it leaves invariant the posterior restricted to the splits that keep
+    ``i`` and ``j`` apart). Many items change sides at once, so a cluster that grows or shrinks
+    at a neighbour's expense, which Gibbs sweeps move one item at a time, moves in blocks.
+
     A merge whose posterior ratio is below :math:`e^{-20}` is screened out before any filter
     runs (delayed acceptance: the ratio is split into an odd function of the posterior ratio,
     flat within :math:`e^{\pm 20}`, and the rest, each accepted in turn), so hopeless merges
@@ -57,10 +64,17 @@ class ParticleMergeSplit(SequentialMergeSplit):
         :class:`SequentialMergeSplit`); None draws the pair uniformly.
     order : {"random", "informed"}, default "informed"
         Allocation order of ``S`` (as for :class:`SequentialMergeSplit`).
+    resplit_probability : float, default 0.5
+        Probability, in [0, 1], that a proposal whose items lie in two clusters re-splits them
+        rather than proposing their merge (1: clusters are never merged by this move, only by
+        the Gibbs sweeps emptying one).
 
     Notes
     -----
-    Sampler statistics per draw: those of :class:`SequentialMergeSplit`.
+    Sampler statistics per draw: those of :class:`SequentialMergeSplit`; ``proposal`` is 3
+    (``ParticleMergeSplit.PROPOSAL_RESPLIT``) for a re-split, ``proposal_accepted`` then says
+    whether the split changed, and re-splits count in ``n_proposals`` and
+    ``n_proposals_accepted`` likewise.
 
     References
     ----------
@@ -91,14 +105,17 @@ class ParticleMergeSplit(SequentialMergeSplit):
 
     name = "particle_merge_split"
 
+    PROPOSAL_RESPLIT = 3
+
     def __init__(self, vars=None, *, n_particles=8, n_proposals=3, n_gibbs_scans=1, gibbs_probability=0.0,
-                 split_probability=0.5, order="informed", thin=1, specialize=True, model=None,
+                 split_probability=0.5, order="informed", resplit_probability=0.5, thin=1, specialize=True, model=None,
                  rng=None, initial_point=None, compile_kwargs=None, blocked=True):  # fmt: skip
         self.n_particles = _check_count("n_particles", n_particles, minimum=1)
         if self.n_particles > MAX_PARTICLES:
             raise ValueError(f"`n_particles` must be at most {MAX_PARTICLES}, got {self.n_particles}.")
         mix = sams_mix(self, n_proposals, n_gibbs_scans, gibbs_probability, split_probability, order, thin)
-        mix = mix._replace(n_particles=self.n_particles)
+        self.resplit_probability = _check_probability("resplit_probability", resplit_probability)
+        mix = mix._replace(n_particles=self.n_particles, resplit_probability=self.resplit_probability)
         self._setup(vars, model, rng, blocked, mix, specialize=specialize, initial_point=initial_point)
 
     @staticmethod

@@ -46,13 +46,13 @@ import numba
 import numpy as np
 
 from ...predictive._types import address_of
-from .rng import uniform
-from .sams import _start, draw_proposal, informed_order, pair_log_ratio
+from .rng import randint, shuffle, uniform
+from .sams import _start, draw_proposal, informed_order, pair_log_ratio, pick_partner
 from .slots import activate, copy_slot, put
 from .split_merge import apply_merge, current_sides, merge_log_ratio
 from .state import NJIT, PARTICLE_ROWS, form_functions
 
-__all__ = ["MAX_PARTICLES", "PARTICLE_ROWS", "SCREEN", "particle_filter", "particle_move"]
+__all__ = ["MAX_PARTICLES", "PARTICLE_ROWS", "SCREEN", "particle_filter", "particle_move", "particle_resplit"]
 
 #: most particles a move may use (the spare rows hold two buffers of them, two sides each)
 MAX_PARTICLES = PARTICLE_ROWS // 4
@@ -95,12 +95,13 @@ def _screen(d):
 
 
 @numba.njit(**NJIT)
-def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, split_probability, sides_out):
+def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, split_probability, sides_out,
+                    select=False):  # fmt: skip
     """Allocate ``w.members[:n_members]`` with ``n_particles`` particles anchored at ``i`` and ``j``.
 
     Returns ``(log_z, k, g_k, r0, r1)``: the log of the estimate ``Z^`` (with the pair's
     probability ratio in the final weights, ``log P(pair | split) - log P(pair | merged)``), the
-    index of the particle drawn by its final weight (0 if conditional), that particle's
+    index of the particle drawn by its final weight (0 if conditional, unless ``select``), that particle's
     ``log gamma_T - log gamma_0`` (the sum of its chosen sides' log weights) and the two slot
     rows holding its clusters (``i``'s, ``j``'s). The drawn particle's sides go to ``sides_out``
     (0 = with ``i``). With ``force`` not empty the filter is conditional: particle 0 takes the
@@ -178,7 +179,7 @@ def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, 
     for p in range(K):
         logw[p] -= pair_log_ratio(n_total, n_union, counts[slots[2 * p]], split_probability)
     log_z += _log_mean_exp(logw, K)
-    if conditional:
+    if conditional and not select:
         kk = 0
     else:
         mx = logw.max()
@@ -196,15 +197,26 @@ def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, 
 
 
 @numba.njit(**NJIT)
-def particle_move(rng, m, s, w, n_particles, split_probability, informed):
-    """One particle Gibbs split-merge proposal; returns ``(kind, accepted)`` (1 split, 2 merge, 0 none).
+def particle_move(rng, m, s, w, n_particles, split_probability, informed, resplit_probability=0.0):
+    """One particle Gibbs split-merge proposal; returns ``(kind, accepted)`` (1 split, 2 merge, 3 re-split, 0 none).
 
     The pair and the order as :func:`.sams.sams_move` (``split_probability``, ``informed``);
     ``n_particles`` particles (module docstring). ``rng`` is the generator state (:mod:`.rng`).
+    With probability ``resplit_probability`` the proposal is a re-split instead: ``i`` uniformly,
+    ``j`` uniformly among the items outside its cluster, and the two clusters re-split by
+    :func:`particle_resplit` (``accepted``: the split changed). Either kind is reversible by
+    itself (a split's reverse merge is always of the first kind), so their mixture is.
     """
     if n_particles < 1 or n_particles > MAX_PARTICLES:
         raise ValueError("n_particles must lie in [1, MAX_PARTICLES]")
     n = m.X.shape[0]
+    if resplit_probability > 0.0 and n >= 2 and uniform(rng) < resplit_probability:
+        i, j, ci, cj, n_members = pick_partner(rng, s, w, n, randint(rng, n), False)
+        if j < 0:
+            return 0, False
+        if not informed:
+            shuffle(rng, w.members, n_members)
+        return 3, particle_resplit(rng, m, s, w, i, j, ci, cj, n_members, n_particles, informed)
     i, j, ci, cj, n_members = draw_proposal(rng, s, w, n, split_probability, informed)
     if j < 0:
         return 0, False
@@ -247,3 +259,35 @@ def particle_move(rng, m, s, w, n_particles, split_probability, informed):
     if accept:
         apply_merge(m, s, w, ci, cj, j, n_members)
     return 2, accept
+
+
+@numba.njit(**NJIT)
+def particle_resplit(rng, m, s, w, i, j, ci, cj, n_members, n_particles, informed):
+    """Particle Gibbs update of how clusters ``ci`` (holding ``i``) and ``cj`` (holding ``j``) share their items.
+
+    The conditional filter runs from the current split, then a particle drawn by its final weight
+    is the new split (Andrieu, Doucet & Holenstein 2010's particle Gibbs): it leaves invariant the
+    posterior restricted to the splits of the two clusters' union that separate ``i`` and ``j``,
+    times the probability of drawing the pair (``j`` uniformly outside ``i``'s cluster: ``1 / (n -
+    n_i)``, in the final weights), so with the pair drawn from the state the move is reversible
+    for the posterior. Returns whether the split changed.
+    """
+    if informed:
+        informed_order(m, s, w, i, j, n_members)
+    force = current_sides(s, w, ci, n_members)
+    # pair weights 1 / (n - n_i): pair_log_ratio's dependence on the split for any split probability
+    _, _, _, r0, r1 = particle_filter(
+        rng, m, s, w, i, j, n_members, n_particles, force, m.X.shape[0], 0.5, w.side, True
+    )
+    changed = False
+    for q in range(n_members):
+        if w.side[q] != force[q]:
+            changed = True
+            break
+    if not changed:
+        return False
+    copy_slot(s, r0, ci)
+    copy_slot(s, r1, cj)
+    for q in range(n_members):
+        s.z[w.members[q]] = ci if w.side[q] == 0 else cj
+    return True

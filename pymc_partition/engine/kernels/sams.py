@@ -60,6 +60,7 @@ __all__ = [
     "informed_order",
     "pair_log_ratio",
     "pick_pair",
+    "pick_partner",
     "sams_informed_order",
     "sams_log_q",
     "sams_move",
@@ -157,9 +158,17 @@ def pick_pair(rng, s, w, n, split_probability):
     if split_probability <= 0.0:
         return start_proposal(rng, s, w, n)
     i = randint(rng, n)
+    return pick_partner(rng, s, w, n, i, uniform(rng) < split_probability)
+
+
+@numba.njit(**NJIT)
+def pick_partner(rng, s, w, n, i, same):
+    """Draw ``j`` uniformly among the other items of ``i``'s cluster (``same``) or the items outside it.
+
+    Returns ``i, j, ci, cj, n_members`` as :func:`pick_pair` (``j < 0``: there is none).
+    """
     ci = s.z[i]
     n_i = s.counts[ci]
-    same = uniform(rng) < split_probability
     pool = n_i - 1 if same else n - n_i
     if pool == 0:
         return i, -1, ci, ci, 0

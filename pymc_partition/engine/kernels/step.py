@@ -33,8 +33,9 @@ __all__ = [
 
 MoveMix = namedtuple(
     "MoveMix",
-    "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams sams_split_probability sams_informed n_particles",
-    defaults=(0, 0.0, False, 1),
+    "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams sams_split_probability sams_informed "
+    "n_particles resplit_probability",
+    defaults=(0, 0.0, False, 1, 0.0),
 )
 MoveMix.__doc__ = """The moves of one step (built by the step methods, read by :func:`run_step`).
 
@@ -45,7 +46,8 @@ proposals (default 0), then ``n_gibbs`` Gibbs sweeps plus one more with probabil
 (``sams_split_probability`` 0.0) or balanced between splits and merges (the probability of a
 split), and allocate in a random or (``sams_informed``) the informed order (:mod:`.sams`);
 with ``n_particles`` > 1 (at most :data:`.particle.MAX_PARTICLES`) each is a particle Gibbs
-split-merge proposal with that many particles (:mod:`.particle`).
+split-merge proposal with that many particles (:mod:`.particle`), and when its pair lies in two
+clusters it re-splits them with probability ``resplit_probability``.
 Integers are Python ints, probabilities floats and ``sams_informed`` a bool, so that every
 mix has the same numba type (one compiled :func:`run_step`).
 """
@@ -62,7 +64,8 @@ its Python constructor at every step, a few percent of a Gibbs sweep of 14 items
 res)`` (no constructor call); :data:`STEP_RESULT_INDEX` gives each field's position.
 
 ``partition_logp`` the log posterior of the final state, ``n_clusters`` its number of clusters,
-``proposal`` the kind of the last merge-split proposal of either kind (0 none, 1 split, 2 merge)
+``proposal`` the kind of the last merge-split proposal of either kind (0 none, 1 split, 2 merge,
+3 re-split: :mod:`.particle`)
 and ``proposal_accepted`` whether it was accepted, ``n_proposals_accepted`` and ``n_proposals``
 the merge-split proposals (of both kinds) accepted and made, ``n_gibbs_sweeps`` the Gibbs sweeps made.
 """
@@ -166,7 +169,7 @@ def run_step(rng, labels, reuse, m, s, w, mix, block, out_labels):
         for _ in range(mix.n_sams):
             if mix.n_particles > 1:
                 kind, accepted = particle_move(rng, m, s, w, mix.n_particles, mix.sams_split_probability,
-                                               mix.sams_informed)  # fmt: skip
+                                               mix.sams_informed, mix.resplit_probability)  # fmt: skip
             else:
                 kind, accepted = sams_move(rng, m, s, w, mix.sams_split_probability, mix.sams_informed)
             if kind > 0:

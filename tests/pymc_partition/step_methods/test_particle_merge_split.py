@@ -28,7 +28,9 @@ CASES = [
     # (options, family, prior, n)
     (dict(n_particles=4, n_proposals=6, n_gibbs_scans=0, split_probability=None, order="random"), "niw", "dp", 6),
     (dict(n_particles=3, n_proposals=6, n_gibbs_scans=0), "bernoulli", "py", 5),
-    (dict(n_particles=2, n_proposals=1, n_gibbs_scans=1), "poisson", "mfm", 6),
+    (dict(n_particles=2, n_proposals=1, n_gibbs_scans=1, resplit_probability=0.0), "poisson", "mfm", 6),
+    # mostly re-splits, which keep the number of clusters: thinned, as the draws are correlated
+    (dict(n_particles=5, n_proposals=6, n_gibbs_scans=0, resplit_probability=0.8, thin=4), "nig", "umd", 6),
 ]
 
 
@@ -80,6 +82,7 @@ def test_pm_sample_stats_and_a_resumed_chain():
         (dict(n_particles=33), ValueError, "at most 32"),
         (dict(n_particles=2.0), TypeError, "n_particles"),
         (dict(order="smart"), ValueError, "order"),
+        (dict(resplit_probability=1.5), ValueError, "resplit_probability"),
     ],
 )
 def test_bad_arguments(kwargs, error, match):

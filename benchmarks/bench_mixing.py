@@ -23,6 +23,10 @@ Move mixes, each one step per draw:
 - ``SAMS k + Gibbs``: ``k`` sequentially allocated merge-split proposals and one Gibbs sweep
   (``SequentialMergeSplit(n_proposals=k)``); ``balanced``: as many splits as merges proposed
   (``split_probability=0.5``), ``informed``/``inf``: ``order="informed"``;
+- ``PG k x K + Gibbs``: ``k`` particle Gibbs split-merge proposals with ``K`` particles each and
+  one Gibbs sweep (``ParticleMergeSplit(n_particles=K, n_proposals=k)``); ``re``: every proposal
+  a re-split of two clusters (``resplit_probability=1``), ``re0.5`` half of them; ``bal``, ``inf``
+  as for SAMS;
 - ``PT R/b SAMS k + Gibbs``: replica exchange (``ReplicaExchange(n_replicas=R, beta_min=b,
   n_proposals=k)``): that mix on each of ``R`` copies at likelihood powers from 1 down to ``b``,
   then exchanges; the exchange rates between adjacent powers are printed.

@@ -95,7 +95,7 @@ class ParticleMergeSplit(SequentialMergeSplit):
     >>> family = pmp.NormalInverseGamma.from_data(x, n_clusters=2)
     >>> with pm.Model():
     ...     z = pmp.Partition("z", n_items=30, prior=pmp.DirichletProcess(1.0))
-    ...     pmp.MarginalLikelihood("y", partition=z, observed=x, family=family)
+    ...     y = pmp.MarginalLikelihood("y", partition=z, observed=x, family=family)
     ...     idata = pm.sample(draws=100, tune=0, chains=2, random_seed=3, progressbar=False,
     ...                       step=pmp.ParticleMergeSplit([z], n_particles=4),
     ...                       compute_convergence_checks=False)

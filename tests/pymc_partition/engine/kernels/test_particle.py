@@ -88,8 +88,6 @@ CASES = [
     ("niw", "py", 5, 3, 0.5, True, 0.0),
     ("bernoulli", "mfm", 5, 8, 0.3, False, 0.5),
     ("poisson", "umd", 5, 2, 0.0, True, 0.5),
-    ("spike", "uniform", 4, 3, 0.6, False, 0.0),
-    ("nig", "py", 5, 4, 0.5, False, 1.0),
     ("niw", "dp", 5, 3, 0.5, True, 1.0),
 ]
 
@@ -99,7 +97,7 @@ def test_one_move_keeps_the_posterior_and_is_reversible(family, prior, n, n_part
     seed = zlib.crc32(repr((family, prior, n, n_particles)).encode())
     model = random_model(family, prior, n, seed)
     kernel = particle_kernel(model, n_particles, p, informed, resplit)
-    states, keys, probs, start, to = one_move_from_the_posterior(model, kernel, 12_000, seed)
+    states, keys, probs, start, to = one_move_from_the_posterior(model, kernel, 10_000, seed)
     assert 0.05 < np.mean(start != to) < 0.95  # the move moves
     p_value, chi2, df = chi_square_gof(keys[to], keys, probs)
     assert p_value > ALPHA, f"next states: chi2={chi2:.1f}, df={df}, p={p_value:.2e}"

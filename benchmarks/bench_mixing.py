@@ -124,6 +124,7 @@ MIXES = {
     "PG 10x8 re bal + Gibbs": mix(n_sams=10, n_particles=8, split_probability=0.5, resplit=1.0),
     "PG 3x16 re bal + Gibbs": mix(n_sams=3, n_particles=16, split_probability=0.5, resplit=1.0),
     "PG 3x8 re0.5 bal + Gibbs": mix(n_sams=3, n_particles=8, split_probability=0.5, resplit=0.5),
+    "PG 3x16 re0.5 bal+inf + Gibbs": mix(n_sams=3, n_particles=16, split_probability=0.5, informed=True, resplit=0.5),
     "PT 4/0.9 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 4, 0.9),
     "PT 8/0.8 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 8, 0.8),
     "PT 8/0.8 SAMS 3 + Gibbs": tempered(mix(n_sams=3), 8, 0.8),

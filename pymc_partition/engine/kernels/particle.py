@@ -47,9 +47,9 @@ import numpy as np
 
 from ...predictive._types import address_of
 from .rng import randint, shuffle, uniform
-from .sams import _start, draw_proposal, informed_order, pair_log_ratio, pick_partner
+from .sams import _start, draw_proposal, informed_order, pair_log_ratio
 from .slots import activate, copy_slot, put
-from .split_merge import apply_merge, current_sides, merge_log_ratio
+from .split_merge import apply_merge, current_sides, merge_log_ratio, proposal_members
 from .state import NJIT, PARTICLE_ROWS, form_functions
 
 __all__ = ["MAX_PARTICLES", "PARTICLE_ROWS", "SCREEN", "particle_filter", "particle_move", "particle_resplit"]
@@ -96,7 +96,7 @@ def _screen(d):
 
 @numba.njit(**NJIT)
 def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, split_probability, sides_out,
-                    select=False):  # fmt: skip
+                    select=False, pair_w=np.empty(0), pair_total=0.0):  # fmt: skip
     """Allocate ``w.members[:n_members]`` with ``n_particles`` particles anchored at ``i`` and ``j``.
 
     Returns ``(log_z, k, g_k, r0, r1)``: the log of the estimate ``Z^`` (with the pair's
@@ -105,7 +105,9 @@ def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, 
     ``log gamma_T - log gamma_0`` (the sum of its chosen sides' log weights) and the two slot
     rows holding its clusters (``i``'s, ``j``'s). The drawn particle's sides go to ``sides_out``
     (0 = with ``i``). With ``force`` not empty the filter is conditional: particle 0 takes the
-    sides ``force`` and keeps its own path. ``n_total`` is the number of items.
+    sides ``force`` and keeps its own path. ``n_total`` is the number of items. With ``pair_w``
+    not empty, ``j`` was drawn with probability ``pair_w[j] / (pair_total - sum of pair_w over
+    the other items on i's side)`` (:func:`near_partner`), which the final weights use instead.
     """
     X, log_h, ctx = m.X, m.log_h, m.ctx
     counts, stats, clm = s.counts, s.stats, s.clm
@@ -119,6 +121,9 @@ def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, 
     out = np.empty(2 * K)
     logw = np.zeros(K)  # last step's incremental log weights
     g = np.zeros(K)  # cumulative log weight of each particle's own path
+    near = pair_w.shape[0] > 0
+    w0 = np.zeros(K)  # near pairs: pair_w summed over each particle's members with i
+    w0_next = np.empty(K)
     g_next = np.empty(K)
     cum = np.empty(K)
     anc = np.empty(K, np.int64)
@@ -150,9 +155,11 @@ def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, 
                 copy_slot(s, base + 2 * K * buf + 2 * a, base + 2 * K * nb + 2 * p)
                 copy_slot(s, base + 2 * K * buf + 2 * a + 1, base + 2 * K * nb + 2 * p + 1)
                 g_next[p] = g[anc[p]]
+                w0_next[p] = w0[anc[p]]
             buf = nb
             for p in range(K):
                 g[p] = g_next[p]
+                w0[p] = w0_next[p]
                 slots[2 * p] = base + 2 * K * buf + 2 * p
                 slots[2 * p + 1] = base + 2 * K * buf + 2 * p + 1
         else:
@@ -172,12 +179,17 @@ def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, 
             else:
                 sd = 0 if uniform(rng) < math.exp(lw0 - lse) else 1
             g[p] += lw0 if sd == 0 else lw1
+            if near and sd == 0:
+                w0[p] += pair_w[k]
             sides[t, p] = sd
             put(add, ctx, X, stats, counts, clm, slots[2 * p + sd], k, out[2 * p + sd])
     # final weights: the last step's, times the pair's probability ratio in each particle's split
     n_union = n_members + 2
     for p in range(K):
-        logw[p] -= pair_log_ratio(n_total, n_union, counts[slots[2 * p]], split_probability)
+        if near:
+            logw[p] -= math.log(pair_total - w0[p])
+        else:
+            logw[p] -= pair_log_ratio(n_total, n_union, counts[slots[2 * p]], split_probability)
     log_z += _log_mean_exp(logw, K)
     if conditional and not select:
         kk = 0
@@ -203,7 +215,8 @@ def particle_move(rng, m, s, w, n_particles, split_probability, informed, respli
     The pair and the order as :func:`.sams.sams_move` (``split_probability``, ``informed``);
     ``n_particles`` particles (module docstring). ``rng`` is the generator state (:mod:`.rng`).
     With probability ``resplit_probability`` the proposal is a re-split instead: ``i`` uniformly,
-    ``j`` uniformly among the items outside its cluster, and the two clusters re-split by
+    ``j`` among the items outside its cluster, the better the more ``i`` predicts it
+    (:func:`near_weights`), and the two clusters re-split by
     :func:`particle_resplit` (``accepted``: the split changed). Either kind is reversible by
     itself (a split's reverse merge is always of the first kind), so their mixture is.
     """
@@ -211,12 +224,17 @@ def particle_move(rng, m, s, w, n_particles, split_probability, informed, respli
         raise ValueError("n_particles must lie in [1, MAX_PARTICLES]")
     n = m.X.shape[0]
     if resplit_probability > 0.0 and n >= 2 and uniform(rng) < resplit_probability:
-        i, j, ci, cj, n_members = pick_partner(rng, s, w, n, randint(rng, n), False)
-        if j < 0:
+        i = randint(rng, n)
+        if s.counts[s.z[i]] == n:
             return 0, False
+        pair_w = np.empty(n)
+        pair_total = near_weights(m, s, w, i, pair_w)
+        j = near_partner(rng, s, i, pair_w)
+        ci, cj = s.z[i], s.z[j]
+        n_members = proposal_members(s.z, i, j, w.members)
         if not informed:
             shuffle(rng, w.members, n_members)
-        return 3, particle_resplit(rng, m, s, w, i, j, ci, cj, n_members, n_particles, informed)
+        return 3, particle_resplit(rng, m, s, w, i, j, ci, cj, n_members, n_particles, informed, pair_w, pair_total)
     i, j, ci, cj, n_members = draw_proposal(rng, s, w, n, split_probability, informed)
     if j < 0:
         return 0, False
@@ -262,22 +280,21 @@ def particle_move(rng, m, s, w, n_particles, split_probability, informed, respli
 
 
 @numba.njit(**NJIT)
-def particle_resplit(rng, m, s, w, i, j, ci, cj, n_members, n_particles, informed):
+def particle_resplit(rng, m, s, w, i, j, ci, cj, n_members, n_particles, informed, pair_w, pair_total):
     """Particle Gibbs update of how clusters ``ci`` (holding ``i``) and ``cj`` (holding ``j``) share their items.
 
     The conditional filter runs from the current split, then a particle drawn by its final weight
     is the new split (Andrieu, Doucet & Holenstein 2010's particle Gibbs): it leaves invariant the
     posterior restricted to the splits of the two clusters' union that separate ``i`` and ``j``,
-    times the probability of drawing the pair (``j`` uniformly outside ``i``'s cluster: ``1 / (n -
-    n_i)``, in the final weights), so with the pair drawn from the state the move is reversible
-    for the posterior. Returns whether the split changed.
+    times the probability of drawing the pair (:func:`near_partner`, in the final weights), so
+    with the pair drawn from the state the move is reversible for the posterior. Returns whether
+    the split changed.
     """
     if informed:
         informed_order(m, s, w, i, j, n_members)
     force = current_sides(s, w, ci, n_members)
-    # pair weights 1 / (n - n_i): pair_log_ratio's dependence on the split for any split probability
     _, _, _, r0, r1 = particle_filter(
-        rng, m, s, w, i, j, n_members, n_particles, force, m.X.shape[0], 0.5, w.side, True
+        rng, m, s, w, i, j, n_members, n_particles, force, m.X.shape[0], 0.5, w.side, True, pair_w, pair_total
     )
     changed = False
     for q in range(n_members):
@@ -291,3 +308,56 @@ def particle_resplit(rng, m, s, w, i, j, ci, cj, n_members, n_particles, informe
     for q in range(n_members):
         s.z[w.members[q]] = ci if w.side[q] == 0 else cj
     return True
+
+
+@numba.njit(**NJIT)
+def near_weights(m, s, w, i, out):
+    """Write the pair weights of ``i``'s partners to ``out``; returns their sum over ``k != i``.
+
+    ``out[k] = exp(lift_k - max lift)``, floored at ``exp(-30)`` so that every item keeps a
+    chance; ``lift_k = log p(x_k | x_i) - log p(x_k)`` says how much ``i`` predicts ``k``. A function of
+    the data and ``i`` alone (slot ``n`` holds ``i``), so the same in a state and its re-split.
+    """
+    n = m.X.shape[0]
+    pred = form_functions(m)[0]
+    _start(m, s, n, i)
+    one = np.empty(1, np.int64)
+    one[0] = n
+    val = np.empty(1)
+    one_addr, val_addr = address_of(one), address_of(val)
+    mx = -np.inf
+    for k in range(n):
+        if k == i:
+            out[k] = -np.inf
+            continue
+        pred(m.ctx, one_addr, 1, k, val_addr)
+        out[k] = val[0] - m.item_lm[k]
+        if out[k] > mx:
+            mx = out[k]
+    total = 0.0
+    for k in range(n):
+        if k == i:
+            out[k] = 0.0
+            continue
+        out[k] = math.exp(max(out[k] - mx, -30.0))
+        total += out[k]
+    return total
+
+
+@numba.njit(**NJIT)
+def near_partner(rng, s, i, pair_w):
+    """Draw ``j`` outside ``i``'s cluster with probability proportional to ``pair_w[j]``."""
+    ci = s.z[i]
+    tot = 0.0
+    for k in range(pair_w.shape[0]):
+        if s.z[k] != ci:
+            tot += pair_w[k]
+    u = uniform(rng) * tot
+    last = -1
+    for k in range(pair_w.shape[0]):
+        if s.z[k] != ci:
+            last = k
+            u -= pair_w[k]
+            if u < 0.0:
+                return k
+    return last

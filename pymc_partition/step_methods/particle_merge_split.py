@@ -35,12 +35,16 @@ class ParticleMergeSplit(SequentialMergeSplit):
     less noisy, so a split whose items are many and ambiguous (each sequential allocation of it
     improbable) is still accepted when the data favour it, and likewise its merge.
 
-    When ``i`` and ``j`` lie in two clusters, with probability ``resplit_probability`` the
-    proposal re-splits them instead: the conditional filter runs from the current split and a
-    particle drawn by its final weight becomes the new split of the two clusters' union (particle
-    Gibbs, always accepted: it leaves invariant the posterior restricted to the splits that keep
-    ``i`` and ``j`` apart). Many items change sides at once, so a cluster that grows or shrinks
-    at a neighbour's expense, which Gibbs sweeps move one item at a time, moves in blocks.
+    With probability ``resplit_probability`` a proposal is a re-split instead: ``i`` is drawn
+    uniformly and ``j`` among the items outside its cluster with probability proportional to
+    :math:`\exp\{\log p(x_j \mid x_i) - \log p(x_j)\}` (relative to the largest, floored at
+    :math:`e^{-30}`): a neighbouring cluster, mostly. The conditional filter runs from the current
+    split of the two clusters and a particle drawn by its final weight (which includes the
+    probability of drawing the same pair) becomes their new split (particle Gibbs, always
+    accepted: it leaves invariant the posterior restricted to the splits of the two clusters'
+    union that keep ``i`` and ``j`` apart). Many items change sides at once, so a cluster that
+    grows or shrinks at a neighbour's expense, which Gibbs sweeps move one item at a time,
+    moves in blocks, and a cluster holding two groups can hand one of them to a neighbour.
 
     A merge whose posterior ratio is below :math:`e^{-20}` is screened out before any filter
     runs (delayed acceptance: the ratio is split into an odd function of the posterior ratio,
@@ -65,9 +69,9 @@ class ParticleMergeSplit(SequentialMergeSplit):
     order : {"random", "informed"}, default "informed"
         Allocation order of ``S`` (as for :class:`SequentialMergeSplit`).
     resplit_probability : float, default 0.5
-        Probability, in [0, 1], that a proposal whose items lie in two clusters re-splits them
-        rather than proposing their merge (1: clusters are never merged by this move, only by
-        the Gibbs sweeps emptying one).
+        Probability, in [0, 1], that a proposal is a re-split of two clusters rather than a
+        split or merge (1: re-splits only; clusters are then created and emptied by the Gibbs
+        sweeps alone).
 
     Notes
     -----

@@ -106,7 +106,7 @@ pd.DataFrame({kind: arviz_regen.conditional_check(wrong, kind=kind)["z"].to_seri
 # | 8 items, exact Gibbs, 4 x 1,000 | 1,000 | 5.0 ± 0.7 |
 # | 8 items, sticky Gibbs (hold 0.9), 4 x 2,000 | 1,000 | 4.4 ± 0.6 |
 # | 8 items, exact Gibbs, one chain of 1,000 | 1,000 | 4.2 ± 0.6 |
-# | 200 items, Gibbs of the right model, 4 x 1,000 | 600 | 6.5 ± 1.0 |
+# | 200 items, Gibbs of the right model, 4 x 1,000 | 1,200 | 5.9 ± 0.7 |
 # | 200 items, DP α x 1.1 (Δ clusters +0.29 of 6.76) | 200 | 84.0 ± 2.6 |
 # | 200 items, DP α x 1.3 | 150 | 100 |
 # | 200 items, NIG β0 x 1.3 | 150 | 97.3 ± 1.3 |

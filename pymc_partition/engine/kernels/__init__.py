@@ -54,6 +54,7 @@ from .step import (
     canonical_relabel,
     compiled_entry,
     run_gibbs_step,
+    run_particle_step,
     run_step,
 )
 from .tempering import run_tempered_step
@@ -71,6 +72,7 @@ __all__ = [
     "compiled_entry",
     "run_step",
     "run_gibbs_step",
+    "run_particle_step",
     "run_tempered_step",
     "build_state",
     "state_log_posterior",

@@ -23,6 +23,10 @@ Move mixes, each one step per draw:
 - ``SAMS k + Gibbs``: ``k`` sequentially allocated merge-split proposals and one Gibbs sweep
   (``SequentialMergeSplit(n_proposals=k)``); ``balanced``: as many splits as merges proposed
   (``split_probability=0.5``), ``informed``/``inf``: ``order="informed"``;
+- ``PG k x K + Gibbs``: ``k`` particle Gibbs split-merge proposals with ``K`` particles each and
+  one Gibbs sweep (``ParticleMergeSplit(n_particles=K, n_proposals=k)``); ``re``: every proposal
+  a re-split of two clusters (``resplit_probability=1``), ``re0.5`` half of them; ``bal``, ``inf``
+  as for SAMS;
 - ``PT R/b SAMS k + Gibbs``: replica exchange (``ReplicaExchange(n_replicas=R, beta_min=b,
   n_proposals=k)``): that mix on each of ``R`` copies at likelihood powers from 1 down to ``b``,
   then exchanges; the exchange rates between adjacent powers are printed.
@@ -81,10 +85,13 @@ N_CHAINS = 4
 WARMUP = 0.2
 
 
-def mix(n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0, split_probability=0.0, informed=False):
+def mix(
+    n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0, split_probability=0.0, informed=False, n_particles=1, resplit=0.0
+):
     return MoveMix(n_gibbs=n_gibbs, n_split_merge=n_split_merge, n_scans=n_scans,
                    gibbs_probability=0.0, thin=1, n_sams=n_sams,
-                   sams_split_probability=split_probability, sams_informed=informed)  # fmt: skip
+                   sams_split_probability=split_probability, sams_informed=informed,
+                   n_particles=n_particles, resplit_probability=resplit)  # fmt: skip
 
 
 def tempered(move_mix, n_replicas, beta_min):
@@ -107,6 +114,17 @@ MIXES = {
     "SAMS 30 bal+inf + Gibbs": mix(n_sams=30, split_probability=0.5, informed=True),
     "SAMS 100 balanced + Gibbs": mix(n_sams=100, split_probability=0.5),
     "SAMS 100 bal+inf + Gibbs": mix(n_sams=100, split_probability=0.5, informed=True),
+    "PG 3x8 + Gibbs": mix(n_sams=3, n_particles=8),
+    "PG 3x8 bal+inf + Gibbs": mix(n_sams=3, n_particles=8, split_probability=0.5, informed=True),
+    "PG 10x4 bal+inf + Gibbs": mix(n_sams=10, n_particles=4, split_probability=0.5, informed=True),
+    "PG 3x16 bal+inf + Gibbs": mix(n_sams=3, n_particles=16, split_probability=0.5, informed=True),
+    "PG 10x16 bal+inf + Gibbs": mix(n_sams=10, n_particles=16, split_probability=0.5, informed=True),
+    "PG 3x8 re bal+inf + Gibbs": mix(n_sams=3, n_particles=8, split_probability=0.5, informed=True, resplit=1.0),
+    "PG 3x8 re bal + Gibbs": mix(n_sams=3, n_particles=8, split_probability=0.5, resplit=1.0),
+    "PG 10x8 re bal + Gibbs": mix(n_sams=10, n_particles=8, split_probability=0.5, resplit=1.0),
+    "PG 3x16 re bal + Gibbs": mix(n_sams=3, n_particles=16, split_probability=0.5, resplit=1.0),
+    "PG 3x8 re0.5 bal + Gibbs": mix(n_sams=3, n_particles=8, split_probability=0.5, resplit=0.5),
+    "PG 3x16 re0.5 bal+inf + Gibbs": mix(n_sams=3, n_particles=16, split_probability=0.5, informed=True, resplit=0.5),
     "PT 4/0.9 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 4, 0.9),
     "PT 8/0.8 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 8, 0.8),
     "PT 8/0.8 SAMS 3 + Gibbs": tempered(mix(n_sams=3), 8, 0.8),

@@ -53,6 +53,7 @@ def _import_all():
     from .state import canonicalize, state_keys
     from .step_methods import (
         GibbsPartition,
+        ParticleMergeSplit,
         PartitionHyperparameters,
         ReplicaExchange,
         SequentialMergeSplit,
@@ -106,6 +107,7 @@ __all__ = [
     "GibbsPartition",
     "SplitMerge",
     "SequentialMergeSplit",
+    "ParticleMergeSplit",
     "ReplicaExchange",
     "PartitionHyperparameters",
     "exact_posterior",

@@ -177,6 +177,8 @@ class PartitionKernel:
         """
         merge_split = self.mix.n_split_merge > 0 or self.mix.n_sams > 0
         run = kernels.run_step if merge_split else kernels.run_gibbs_step
+        if self.mix.n_particles > 1:  # particle Gibbs split-merge: compiled only when asked for
+            run = kernels.run_particle_step
         with quiet_compile():
             res = run(*args)
         self._entry = kernels.compiled_entry(run, args)

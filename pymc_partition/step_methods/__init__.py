@@ -1,4 +1,4 @@
-"""PyMC step methods for Partition variables: collapsed Gibbs, two merge-split samplers, replica exchange.
+"""PyMC step methods for Partition variables: collapsed Gibbs, three merge-split samplers, replica exchange.
 
 Each is a thin PyMC adapter (:mod:`.base`) around the PyMC-free sampling engine
 (:mod:`pymc_partition.engine`). Importing this module installs the PyMC hooks of
@@ -11,6 +11,7 @@ from ..engine import compile_log_marginal
 from .base import PartitionStep, PartitionStepState
 from .gibbs import GibbsPartition
 from .hyper import PartitionHyperparameters, PartitionHyperparametersState
+from .particle_merge_split import ParticleMergeSplit
 from .replica_exchange import ReplicaExchange, ReplicaExchangeState
 from .sequential_merge_split import SequentialMergeSplit
 from .split_merge import PROPOSAL_MERGE, PROPOSAL_NONE, PROPOSAL_SPLIT, SplitMerge
@@ -21,6 +22,7 @@ __all__ = [
     "PartitionHyperparametersState",
     "SplitMerge",
     "SequentialMergeSplit",
+    "ParticleMergeSplit",
     "ReplicaExchange",
     "ReplicaExchangeState",
     "PartitionStep",

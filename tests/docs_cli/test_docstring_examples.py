@@ -37,6 +37,7 @@ FIRST_CALLED = [
     "pymc_partition.GibbsPartition",
     "pymc_partition.SplitMerge",
     "pymc_partition.SequentialMergeSplit",
+    "pymc_partition.ParticleMergeSplit",
     "pymc_partition.exact_posterior",
     "pymc_partition.fit_spike_slab",
     "pymc_partition.fit_hyperparameters",

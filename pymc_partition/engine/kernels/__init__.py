@@ -16,6 +16,9 @@
 :mod:`.sams`
     The sequentially allocated merge-split move (Dahl & Newcomb 2022): sequential allocation,
     the move and its proposal probability.
+:mod:`.particle`
+    Particle Gibbs split-merge (Bouchard-Côté, Doucet & Roth 2017): the sequential allocation
+    run by several particles, resampled, conditional on the current split for a merge.
 :mod:`.tempering`
     Replica exchange: the move mix on tempered copies (likelihood to a power) and exchanges
     between adjacent temperatures (:func:`run_tempered_step`).
@@ -32,6 +35,7 @@ kernel calls: after editing a callee, clear the ``__pycache__`` of this package.
 """
 
 from .gibbs import BLOCK, gibbs_sweep, visiting_order
+from .particle import MAX_PARTICLES, particle_filter, particle_move
 from .sams import sams_informed_order, sams_log_q, sams_move, sequential_allocation
 from .split_merge import restricted_scan, split_merge_log_q, split_merge_move
 from .state import (
@@ -50,6 +54,7 @@ from .step import (
     canonical_relabel,
     compiled_entry,
     run_gibbs_step,
+    run_particle_step,
     run_step,
 )
 from .tempering import run_tempered_step
@@ -67,6 +72,7 @@ __all__ = [
     "compiled_entry",
     "run_step",
     "run_gibbs_step",
+    "run_particle_step",
     "run_tempered_step",
     "build_state",
     "state_log_posterior",
@@ -80,4 +86,7 @@ __all__ = [
     "sequential_allocation",
     "sams_log_q",
     "sams_informed_order",
+    "particle_move",
+    "particle_filter",
+    "MAX_PARTICLES",
 ]

@@ -56,9 +56,11 @@ from .split_merge import (
 from .state import NJIT, form_functions, init_slot
 
 __all__ = [
+    "draw_proposal",
     "informed_order",
     "pair_log_ratio",
     "pick_pair",
+    "pick_partner",
     "sams_informed_order",
     "sams_log_q",
     "sams_move",
@@ -156,9 +158,17 @@ def pick_pair(rng, s, w, n, split_probability):
     if split_probability <= 0.0:
         return start_proposal(rng, s, w, n)
     i = randint(rng, n)
+    return pick_partner(rng, s, w, n, i, uniform(rng) < split_probability)
+
+
+@numba.njit(**NJIT)
+def pick_partner(rng, s, w, n, i, same):
+    """Draw ``j`` uniformly among the other items of ``i``'s cluster (``same``) or the items outside it.
+
+    Returns ``i, j, ci, cj, n_members`` as :func:`pick_pair` (``j < 0``: there is none).
+    """
     ci = s.z[i]
     n_i = s.counts[ci]
-    same = uniform(rng) < split_probability
     pool = n_i - 1 if same else n - n_i
     if pool == 0:
         return i, -1, ci, ci, 0
@@ -171,6 +181,17 @@ def pick_pair(rng, s, w, n, split_probability):
                 break
             r -= 1
     return i, j, ci, s.z[j], proposal_members(s.z, i, j, w.members)
+
+
+@numba.njit(**NJIT)
+def draw_proposal(rng, s, w, n, split_probability, informed):
+    """Draw the pair (:func:`pick_pair`; ``j < 0``: nothing to propose) and, unless ``informed``, shuffle ``S``."""
+    if n < 2:
+        return 0, -1, 0, 0, 0
+    i, j, ci, cj, n_members = pick_pair(rng, s, w, n, split_probability)
+    if j >= 0 and not informed:
+        shuffle(rng, w.members, n_members)
+    return i, j, ci, cj, n_members
 
 
 @numba.njit(**NJIT)
@@ -197,13 +218,9 @@ def sams_move(rng, m, s, w, split_probability, informed, beta=1.0):
     the informed order is the same for every power (a function of the pair and ``S`` still).
     """
     n = m.X.shape[0]
-    if n < 2:
-        return 0, False
-    i, j, ci, cj, n_members = pick_pair(rng, s, w, n, split_probability)
+    i, j, ci, cj, n_members = draw_proposal(rng, s, w, n, split_probability, informed)
     if j < 0:
         return 0, False
-    if not informed:
-        shuffle(rng, w.members, n_members)
     if ci == cj:
         if informed:
             informed_order(m, s, w, i, j, n_members)

@@ -9,12 +9,13 @@ A kernel sees three bundles (named tuples of preallocated arrays, built by
     ``form_addr`` the predictive form's four functions, as addresses; ``ctx`` the form's context (its constants
     and per-item terms, and the state's ``stats`` and ``cache``;
     :mod:`pymc_partition.predictive._types`).
-:class:`State` (updated in place; ``n + 3`` slot rows)
+:class:`State` (updated in place; ``n + 3 + PARTICLE_ROWS`` slot rows)
     ``z (n,)`` cluster slot of each item; ``counts``, ``stats (., k)``, ``clm`` and
     ``cache (., w)`` size, summed statistics, log marginal and form cache of each slot;
     ``active`` (first ``meta[0]`` entries) and ``pos`` the slots in use, ``free`` (first
     ``meta[1]`` entries) a stack of free slots (:mod:`.slots`). Rows ``n`` and ``n + 1`` hold
-    the two components of a split-merge launch state, row ``n + 2`` is scratch.
+    the two components of a split-merge launch state, row ``n + 2`` is scratch, the
+    :data:`PARTICLE_ROWS` rows after it hold the particles of :mod:`.particle`.
 :class:`Work`
     ``cand``, ``logw`` (``n + 1``) candidate values, ``order`` the visiting order, ``members`` and
     ``side`` the items of a split-merge proposal, ``slot`` a one-slot list.
@@ -48,6 +49,8 @@ __all__ = [
 
 #: options of every kernel: no GIL, compiled once and cached on disk
 NJIT = dict(nogil=True, cache=True)
+#: spare slot rows after row ``n + 2`` for the particles of :mod:`.particle` (2 buffers x 32 particles x 2 sides)
+PARTICLE_ROWS = 128
 
 Model = namedtuple("Model", "X item_lm log_g log_h form_addr ctx")
 State = namedtuple("State", "z counts stats clm cache active pos free meta")
@@ -57,7 +60,7 @@ Work = namedtuple("Work", "cand logw order members side slot")
 def allocate(n_items, n_stats, cache_width):
     """Zeroed :class:`State` and :class:`Work` bundles for ``n_items`` items."""
     n, i64 = n_items, np.int64
-    slots = n + 3
+    slots = n + 3 + PARTICLE_ROWS
     state = State(
         z=np.zeros(n, i64), counts=np.zeros(slots, i64), stats=np.zeros((slots, n_stats)),
         clm=np.zeros(slots), cache=np.zeros((slots, cache_width)), active=np.zeros(n, i64),

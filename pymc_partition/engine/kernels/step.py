@@ -15,6 +15,7 @@ import numba
 import numpy as np
 
 from .gibbs import gibbs_sweep
+from .particle import particle_move
 from .rng import uniform
 from .sams import sams_move
 from .split_merge import split_merge_move
@@ -26,14 +27,16 @@ __all__ = [
     "STEP_RESULT_INDEX",
     "run_step",
     "run_gibbs_step",
+    "run_particle_step",
     "compiled_entry",
     "canonical_relabel",
 ]
 
 MoveMix = namedtuple(
     "MoveMix",
-    "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams sams_split_probability sams_informed",
-    defaults=(0, 0.0, False),
+    "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams sams_split_probability sams_informed "
+    "n_particles resplit_probability",
+    defaults=(0, 0.0, False, 1, 0.0),
 )
 MoveMix.__doc__ = """The moves of one step (built by the step methods, read by :func:`run_step`).
 
@@ -42,7 +45,10 @@ state built by ``n_scans`` restricted scans, then ``n_sams`` sequentially alloca
 proposals (default 0), then ``n_gibbs`` Gibbs sweeps plus one more with probability
 ``gibbs_probability``. The merge-split proposals pick their pair uniformly
 (``sams_split_probability`` 0.0) or balanced between splits and merges (the probability of a
-split), and allocate in a random or (``sams_informed``) the informed order (:mod:`.sams`).
+split), and allocate in a random or (``sams_informed``) the informed order (:mod:`.sams`);
+with ``n_particles`` > 1 (at most :data:`.particle.MAX_PARTICLES`) each is a particle Gibbs
+split-merge proposal with that many particles (:mod:`.particle`; :func:`run_particle_step`, which
+ignores ``n_split_merge``), a re-split of two clusters with probability ``resplit_probability``.
 Integers are Python ints, probabilities floats and ``sams_informed`` a bool, so that every
 mix has the same numba type (one compiled :func:`run_step`).
 """
@@ -59,7 +65,8 @@ its Python constructor at every step, a few percent of a Gibbs sweep of 14 items
 res)`` (no constructor call); :data:`STEP_RESULT_INDEX` gives each field's position.
 
 ``partition_logp`` the log posterior of the final state, ``n_clusters`` its number of clusters,
-``proposal`` the kind of the last merge-split proposal of either kind (0 none, 1 split, 2 merge)
+``proposal`` the kind of the last merge-split proposal of either kind (0 none, 1 split, 2 merge,
+3 re-split: :mod:`.particle`)
 and ``proposal_accepted`` whether it was accepted, ``n_proposals_accepted`` and ``n_proposals``
 the merge-split proposals (of both kinds) accepted and made, ``n_gibbs_sweeps`` the Gibbs sweeps made.
 """
@@ -166,6 +173,28 @@ def run_step(rng, labels, reuse, m, s, w, mix, block, out_labels):
                 n_prop += 1
             if accepted:
                 n_acc += 1
+        n_sweeps += _gibbs_sweeps(rng, m, s, w, mix, block)
+    logp = _finish(m, s, out_labels)
+    return logp, s.meta[0], kind, accepted, n_acc, n_prop, n_sweeps  # StepResult's order
+
+
+@numba.njit(**NJIT)
+def run_particle_step(rng, labels, reuse, m, s, w, mix, block, out_labels):
+    """:func:`run_step` with particle Gibbs split-merge proposals (``mix.n_particles > 1``; :mod:`.particle`).
+
+    ``mix.n_sams`` such proposals then the Gibbs sweeps, ``mix.thin`` times over (``mix.n_split_merge``
+    is ignored). A function of its own so that the other mixes' first call does not compile the
+    particle move (about 13 s of CPU).
+    """
+    if not reuse:
+        build_state(labels, m, s)
+    kind, accepted, n_acc, n_prop, n_sweeps = 0, False, 0, 0, 0
+    for _ in range(mix.thin):
+        for _ in range(mix.n_sams):
+            kind, accepted = particle_move(rng, m, s, w, mix.n_particles, mix.sams_split_probability,
+                                           mix.sams_informed, mix.resplit_probability)  # fmt: skip
+            n_prop += kind > 0
+            n_acc += accepted
         n_sweeps += _gibbs_sweeps(rng, m, s, w, mix, block)
     logp = _finish(m, s, out_labels)
     return logp, s.meta[0], kind, accepted, n_acc, n_prop, n_sweeps  # StepResult's order

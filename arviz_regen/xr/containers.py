@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-@functools.cache  # reading the installed metadata scans sys.path: ~20 ms a call
+@functools.cache  # the installed version does not change within a process; reading it scans sys.path
 def arviz_major():
     """Major version of the installed ArviZ (0 or 1), or None when it is not installed."""
     try:

@@ -1,7 +1,7 @@
 """The pytensor mode of the package's numba-compiled graphs (and why it is not plain ``"NUMBA"``).
 
-The empirical-Bayes objective and the families' cluster log marginals (the samplers' kernels) are
-compiled with pytensor's numba backend, which never links pytensor's C BLAS. Yet compiling them
+The families' cluster log marginals (the samplers' kernels) are compiled with pytensor's numba
+backend, which never links pytensor's C BLAS. Yet compiling them
 in plain ``mode="NUMBA"`` printed, on every pip-installed machine, "PyTensor could not link to a
 BLAS installation ... severely degraded": the rewrite ``local_usmm`` (sparse matrices only) runs in
 every mode, and its pattern constraint reads ``config.blas__ldflags``, whose first access searches

@@ -17,7 +17,7 @@ import pytensor
 import pytensor.tensor as pt
 
 from ._maximize import Objective, maximize
-from ._pytensor_modes import compile_function
+from ._pytensor_modes import python_function
 from .families.base import ConjugateFamily, check_data
 from .identifiability import check_identifiable
 
@@ -172,7 +172,8 @@ def fit_hyperparameters(family, observed, item_index=None, *, labels=None, fit=N
     else:
         stats = pt.constant(family.item_stats(values, item_index, n_items))
     loglik = pt.sum(model.log_marginal(pt.dot(member, stats)))
-    fn = compile_function([u], [loglik, pytensor.gradient.grad(loglik, u)])
+    # evaluated a few hundred times: the Python linker (see _pytensor_modes) costs less than compiling
+    fn = python_function([u], [loglik, pytensor.gradient.grad(loglik, u)])
     opt = maximize(Objective(lambda x: fn(x)), np.concatenate(u0), gtol=gtol, maxiter=maxiter,
                    describe=lambda x: dict(zip(fit, np.split(x, np.cumsum(sizes)[:-1]))))  # fmt: skip
     bounded = np.concatenate([
@@ -193,7 +194,7 @@ def fit_hyperparameters(family, observed, item_index=None, *, labels=None, fit=N
             "them (leave them out of `fit`) or give an allocation with more clusters of several "
             "rows (`labels=`) or replicate rows."
         )
-    at = compile_function([u], list(natural.values()), mode=pytensor.config.mode)(opt.x)
+    at = python_function([u], list(natural.values()))(opt.x)
     estimates, std_errors = {}, {}
     start = 0
     for k, size, value, dk in zip(fit, sizes, at, jac):

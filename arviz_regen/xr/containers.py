@@ -14,6 +14,7 @@ ArviZ's ``from_dict``.
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 from importlib import metadata
@@ -33,6 +34,7 @@ __all__ = [
 ]
 
 
+@functools.cache  # the installed version does not change within a process; reading it scans sys.path
 def arviz_major():
     """Major version of the installed ArviZ (0 or 1), or None when it is not installed."""
     try:

@@ -70,7 +70,7 @@ def no_optimizing(monkeypatch):
         raise AssertionError("the fit optimized: the check came too late")
 
     # the objective is compiled before the optimization: refused before both
-    monkeypatch.setattr(hyperparameter_fit, "compile_function", fail)
+    monkeypatch.setattr(hyperparameter_fit, "python_function", fail)
     monkeypatch.setattr(hyperparameter_fit, "maximize", fail)
 
 
@@ -118,7 +118,7 @@ def reaching(monkeypatch):
     def reached(*args, **kwargs):
         raise Reached
 
-    monkeypatch.setattr(hyperparameter_fit, "compile_function", reached)
+    monkeypatch.setattr(hyperparameter_fit, "python_function", reached)
 
 
 ACCEPTED = {

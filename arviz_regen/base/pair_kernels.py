@@ -13,7 +13,7 @@ import numpy as np
 
 from .batch_means import LUGSAIL_R, BatchSums, batch_plan
 from .lazy_jit import lazy_njit
-from .pair_sums import COST_CHANGE, COST_RUN_PAIR, PairSums, sampled_changes
+from .pair_sums import COST_CHANGE, COST_RUN_PAIR, PairSums, _together, sampled_changes
 from .state import canonicalize
 from .tours import completed_tours, regeneration_times
 
@@ -128,12 +128,12 @@ def chain_frequencies(index, ulabels):
     index = np.atleast_2d(np.asarray(index, dtype=np.int64))
     ul = kernel_labels(ulabels)
     n = ul.shape[1]
-    dense = _dense_counts(index, ul)
+    visits = np.bincount(index.ravel(), minlength=ul.shape[0])
+    dense = _dense_counts(index, ul, visits)
     if dense is not None:
         out = dense / index.size
         out[np.arange(n), np.arange(n)] = 1.0
         return out
-    visits = np.bincount(index.ravel(), minlength=ul.shape[0])
     if _cheaper_by_states(index, ul, visits):
         return _state_pairs(ul, visits, index.size)
     out = np.zeros((n, n))
@@ -159,7 +159,7 @@ DENSE_FLOPS = 1 << 28
 DENSE_CELLS = 1 << 22
 
 
-def _dense_counts(index, ul):
+def _dense_counts(index, ul, visits=None):
     """Draws with i, j together, (n, n) float, as Σ_u visits_u Z_u Z_uᵀ (Z_u the one-hot clusters of state u), or None.
 
     None when the product would exceed :data:`DENSE_FLOPS` or :data:`DENSE_CELLS`. The sums are
@@ -167,7 +167,8 @@ def _dense_counts(index, ul):
     frequencies equal those counted along the chains.
     """
     n = ul.shape[1]
-    visits = np.bincount(index.ravel(), minlength=ul.shape[0])
+    if visits is None:
+        visits = np.bincount(index.ravel(), minlength=ul.shape[0])
     seen = np.flatnonzero(visits)
     if 2 * n * n * seen.size > DENSE_FLOPS or n * seen.size > DENSE_CELLS:  # each state has a cluster
         return None
@@ -197,12 +198,8 @@ def _cheaper_by_states(index, ul, visits):
     """
     n = ul.shape[1]
     seen = np.flatnonzero(visits)
-    together = 0.0
     step = max(1, (1 << 22) // max(n, 1))  # states at a time: a bounded temporary
-    for a in range(0, seen.size, step):
-        rows = ul[seen[a : a + step]]
-        counts = np.bincount((rows + n * np.arange(rows.shape[0])[:, None]).ravel())
-        together += float((counts * (counts - 1) // 2).sum())
+    together = sum(float(_together(ul[seen[a : a + step]]).sum()) for a in range(0, seen.size, step))
     by_changes = COST_CHANGE * n * (n - 1) / 2 * index.shape[0]
     for chain in index:
         n_changes, flips, _ = sampled_changes(chain, ul)

@@ -331,18 +331,17 @@ COST_CHANGE, COST_RUN_PAIR, COST_END_PAIR = 30.0, 1.5, 3.0
 def _together(*labels):
     """Pairs clustered together in each row of ``labels`` ``(m, n)`` (several: by all of them at once).
 
-    Sorting each row's joint key puts clustered items in runs; an item at offset k into its run
-    pairs with the k before it. One sort for all rows: no per-row Python call.
+    One bincount over all rows (each row's joint keys offset by the key range) while that range is
+    compact, as with canonical labels; else one bincount per row.
     """
     key = np.zeros(labels[0].shape, dtype=np.int64)
     for lab in labels:
-        key = key * (int(lab.max()) + 1) + lab  # canonical labels: small, no overflow
-    s = np.sort(key, axis=1)
-    pos = np.broadcast_to(np.arange(s.shape[1]), s.shape)
-    start = np.ones(s.shape, dtype=bool)
-    start[:, 1:] = s[:, 1:] != s[:, :-1]
-    first = np.maximum.accumulate(np.where(start, pos, 0), axis=1)
-    return (pos - first).sum(axis=1).astype(np.float64)
+        key = key * (int(lab.max(initial=0)) + 1) + lab  # canonical labels: small, no overflow
+    m, K = key.shape[0], int(key.max(initial=0)) + 1
+    if m * K > 4 * key.size + 1024:
+        return np.array([float((c * (c - 1) // 2).sum()) for c in map(np.bincount, key)])
+    c = np.bincount((key + K * np.arange(m)[:, None]).ravel(), minlength=m * K).reshape(m, K)
+    return (c * (c - 1) // 2).sum(axis=1).astype(np.float64)
 
 
 def sampled_changes(idx, ulabels, n_sample=64):

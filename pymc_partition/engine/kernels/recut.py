@@ -36,11 +36,12 @@ import numba
 import numpy as np
 
 from ...predictive._types import address_of
+from .gibbs import sample_log_weights
 from .particle import _changed, _cumulate, _draw, _trace_back, near_weights
 from .rng import randint, shuffle, uniform
 from .sams import _start
 from .slots import copy_slot, put
-from .state import NJIT, PARTICLE_ROWS, form_functions
+from .state import NJIT, PARTICLE_ROWS, form_functions, init_slot
 
 __all__ = ["MAX_RECUT_CLUSTERS", "recut_filter", "recut_move", "recut_log_anchor_terms"]
 
@@ -102,12 +103,36 @@ def recut_log_anchor_terms(side_w, pair_total, n_clusters):
 
 
 @numba.njit(**NJIT)
-def recut_filter(rng, m, s, w, anchors, n_clusters, n_members, n_particles, force, pair_w, pair_total, sides_out):
+def _joined_log_ratio(m, s, slots, p, M, fut, fut_n):
+    """``log gamma_T - log gamma_t`` of particle ``p``'s clusters joined with the reference's future items.
+
+    ``fut[r]``, ``fut_n[r]``: the statistics and number of the items still to come on side ``r``
+    in the reference; each joined cluster is scored in the scratch slot ``n + 2``.
+    """
+    log_h = m.log_h
+    n, d = m.X.shape
+    tmp = n + 2
+    out = 0.0
+    for r in range(M):
+        if fut_n[r] == 0:
+            continue
+        c = slots[p * M + r]
+        for v in range(d):
+            s.stats[tmp, v] = s.stats[c, v] + fut[r, v]
+        s.counts[tmp] = s.counts[c] + fut_n[r]
+        out += log_h[s.counts[tmp]] + init_slot(m, tmp) - log_h[s.counts[c]] - s.clm[c]
+    return out
+
+
+@numba.njit(**NJIT)
+def recut_filter(rng, m, s, w, anchors, n_clusters, n_members, n_particles, force, pair_w, pair_total, sides_out,
+                 ancestor_sampling=True):  # fmt: skip
     """Conditional particle filter of a re-cut; returns the drawn particle's index and writes its sides.
 
     ``w.members[:n_members]`` are the items to allocate, in order; anchor ``r`` starts cluster
-    ``r`` of every particle; particle 0 takes the sides ``force`` (the current cut) and keeps its
-    path. The final weights include :func:`recut_log_anchor_terms` of each particle's cut
+    ``r`` of every particle; particle 0 takes the sides ``force`` (the current cut) and, with
+    ``ancestor_sampling``, draws an ancestor before each item (:func:`_reference_ancestor`),
+    else keeps its own path. The final weights include :func:`recut_log_anchor_terms` of each particle's cut
     (``pair_w`` the anchor weights, ``pair_total`` their sum). The drawn particle's sides (0 ..
     ``n_clusters - 1``) go to ``sides_out``; its clusters' rows are ``n + 3 + ((b K + k) M + r)``
     for the returned buffer ``b``, index ``k`` and ``r < M``.
@@ -135,13 +160,36 @@ def recut_filter(rng, m, s, w, anchors, n_clusters, n_members, n_particles, forc
             _start(m, s, slots[p * M + r], anchors[r])
             side_w[p, r] = pair_w[anchors[r]] if r > 0 else 0.0
     slots_addr, out_addr = address_of(slots), address_of(out)
+    # the reference's future: statistics, sizes and anchor weights of each side's items from t on
+    d = X.shape[1]
+    fut = np.zeros((n_members + 1, M, d))
+    fut_n = np.zeros((n_members + 1, M), np.int64)
+    fut_w = np.zeros((n_members + 1, M))
+    for t in range(n_members - 1, -1, -1):
+        fut[t] = fut[t + 1]
+        fut_n[t] = fut_n[t + 1]
+        fut_w[t] = fut_w[t + 1]
+        for v in range(d):
+            fut[t, force[t], v] += X[members[t], v]
+        fut_n[t, force[t]] += 1
+        fut_w[t, force[t]] += pair_w[members[t]]
+    la = np.empty(K)
+    tmp_w = np.empty(M)
     for t in range(n_members):
         k = members[t]
         if t > 0:
             _cumulate(logw, cum, K)
+            a0 = 0
+            if ancestor_sampling:
+                for p in range(K):
+                    la[p] = logw[p] + _joined_log_ratio(m, s, slots, p, M, fut[t], fut_n[t])
+                    for r in range(M):
+                        tmp_w[r] = side_w[p, r] + fut_w[t, r]
+                    la[p] += recut_log_anchor_terms(tmp_w, pair_total, M)
+                a0 = sample_log_weights(rng, la, K)  # overwrites la
             nb = 1 - buf
             for p in range(K):
-                a = 0 if p == 0 else _draw(rng, cum, K)
+                a = a0 if p == 0 else _draw(rng, cum, K)
                 ancestors[t, p] = a
                 for r in range(M):
                     copy_slot(s, base + (buf * K + a) * M + r, base + (nb * K + p) * M + r)
@@ -191,7 +239,7 @@ def recut_filter(rng, m, s, w, anchors, n_clusters, n_members, n_particles, forc
 
 
 @numba.njit(**NJIT)
-def recut_move(rng, m, s, w, n_clusters, n_particles):
+def recut_move(rng, m, s, w, n_clusters, n_particles, ancestor_sampling=True):
     """One particle Gibbs re-cut of ``n_clusters`` clusters (module docstring); returns ``(kind, changed)``.
 
     ``kind`` is 3 (a re-cut, as :func:`.particle.particle_resplit`'s) or 0 when there are fewer
@@ -221,7 +269,9 @@ def recut_move(rng, m, s, w, n_clusters, n_particles):
     shuffle(rng, members, n_members)
     for q in range(n_members):
         force[q] = _which(s.z[members[q]], chosen, M)
-    buf, kk = recut_filter(rng, m, s, w, anchors, M, n_members, K, force[:n_members], pair_w, pair_total, w.side)
+    buf, kk = recut_filter(
+        rng, m, s, w, anchors, M, n_members, K, force[:n_members], pair_w, pair_total, w.side, ancestor_sampling
+    )
     if not _changed(w.side, force, n_members):
         return 3, False
     base = n + 3

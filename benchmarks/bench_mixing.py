@@ -27,6 +27,10 @@ Move mixes, each one step per draw:
   one Gibbs sweep (``ParticleMergeSplit(n_particles=K, n_proposals=k)``); ``re``: every proposal
   a re-split of two clusters (``resplit_probability=1``), ``re0.5`` half of them; ``bal``, ``inf``
   as for SAMS;
+- ``SM + k cutM x K``: ``SplitMerge``'s mix and ``k`` (default 1) particle Gibbs re-cuts of ``M``
+  neighbouring clusters with ``K`` particles (``ParticleMergeSplit(recut_clusters=M)``'s
+  re-cut, :mod:`pymc_partition.engine.kernels.recut`); ``PG k x K cutM 0.5``: ``PG`` with half
+  the proposals such re-cuts;
 - ``PT R/b SAMS k + Gibbs``: replica exchange (``ReplicaExchange(n_replicas=R, beta_min=b,
   n_proposals=k)``): that mix on each of ``R`` copies at likelihood powers from 1 down to ``b``,
   then exchanges; the exchange rates between adjacent powers are printed.
@@ -86,12 +90,20 @@ WARMUP = 0.2
 
 
 def mix(
-    n_gibbs=1, n_split_merge=0, n_scans=0, n_sams=0, split_probability=0.0, informed=False, n_particles=1, resplit=0.0
+    n_gibbs=1,
+    n_split_merge=0,
+    n_scans=0,
+    n_sams=0,
+    split_probability=0.0,
+    informed=False,
+    n_particles=1,
+    resplit=0.0,
+    recut=2,
 ):
     return MoveMix(n_gibbs=n_gibbs, n_split_merge=n_split_merge, n_scans=n_scans,
                    gibbs_probability=0.0, thin=1, n_sams=n_sams,
                    sams_split_probability=split_probability, sams_informed=informed,
-                   n_particles=n_particles, resplit_probability=resplit)  # fmt: skip
+                   n_particles=n_particles, resplit_probability=resplit, recut_clusters=recut)  # fmt: skip
 
 
 def tempered(move_mix, n_replicas, beta_min):
@@ -125,6 +137,14 @@ MIXES = {
     "PG 3x16 re bal + Gibbs": mix(n_sams=3, n_particles=16, split_probability=0.5, resplit=1.0),
     "PG 3x8 re0.5 bal + Gibbs": mix(n_sams=3, n_particles=8, split_probability=0.5, resplit=0.5),
     "PG 3x16 re0.5 bal+inf + Gibbs": mix(n_sams=3, n_particles=16, split_probability=0.5, informed=True, resplit=0.5),
+    "PG 3x8 cut3 0.5 bal + Gibbs": mix(n_sams=3, n_particles=8, split_probability=0.5, resplit=0.5, recut=3),
+    "PG 3x8 cut4 0.5 bal + Gibbs": mix(n_sams=3, n_particles=8, split_probability=0.5, resplit=0.5, recut=4),
+    "PG 3x4 cut3 0.5 bal + Gibbs": mix(n_sams=3, n_particles=4, split_probability=0.5, resplit=0.5, recut=3),
+    "SM + cut3x8": mix(n_split_merge=1, n_scans=5, n_sams=1, n_particles=8, resplit=1.0, recut=3),
+    "SM + cut4x8": mix(n_split_merge=1, n_scans=5, n_sams=1, n_particles=8, resplit=1.0, recut=4),
+    "SM + 3 cut3x4": mix(n_split_merge=1, n_scans=5, n_sams=3, n_particles=4, resplit=1.0, recut=3),
+    "SM + cut3x2": mix(n_split_merge=1, n_scans=5, n_sams=1, n_particles=2, resplit=1.0, recut=3),
+    "SM + cut4x2": mix(n_split_merge=1, n_scans=5, n_sams=1, n_particles=2, resplit=1.0, recut=4),
     "PT 4/0.9 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 4, 0.9),
     "PT 8/0.8 SAMS 10 + Gibbs": tempered(mix(n_sams=10), 8, 0.8),
     "PT 8/0.8 SAMS 3 + Gibbs": tempered(mix(n_sams=3), 8, 0.8),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pymc.step_methods.compound import Competence
 
 from ..engine.kernels.particle import MAX_PARTICLES
+from ..engine.kernels.state import PARTICLE_ROWS
 from .base import _check_count, _check_probability
 from .sequential_merge_split import SequentialMergeSplit, sams_mix
 
@@ -46,6 +47,18 @@ class ParticleMergeSplit(SequentialMergeSplit):
     grows or shrinks at a neighbour's expense, which Gibbs sweeps move one item at a time,
     moves in blocks, and a cluster holding two groups can hand one of them to a neighbour.
 
+    With ``recut_clusters`` M > 2 a re-split is a re-cut of M clusters instead
+    (:mod:`pymc_partition.engine.kernels.recut`): anchors ``a_0`` uniformly, then each next one
+    outside the clusters already chosen with the same weights relative to ``a_0``; the union of
+    their clusters is re-cut into M clusters, one per anchor, by a conditional particle filter
+    with ancestor sampling (Lindsten, Jordan & Schön 2014: before each item the path that follows
+    the current cut may continue from another particle's past, with probability proportional to
+    that particle's weight times the posterior of its past joined with the current cut's
+    future), and a particle drawn by its final weight, which includes the probability of drawing
+    the same anchors from its cut, becomes the new cut: particle Gibbs again, always accepted,
+    exact. It keeps the number of clusters; it re-draws how three or more neighbouring clusters
+    share their items in one move.
+
     A merge whose posterior ratio is below :math:`e^{-20}` is screened out before any filter
     runs (delayed acceptance: the ratio is split into an odd function of the posterior ratio,
     flat within :math:`e^{\pm 20}`, and the rest, each accepted in turn), so hopeless merges
@@ -72,6 +85,9 @@ class ParticleMergeSplit(SequentialMergeSplit):
         Probability, in [0, 1], that a proposal is a re-split of two clusters rather than a
         split or merge (1: re-splits only; clusters are then created and emptied by the Gibbs
         sweeps alone).
+    recut_clusters : int, default 2
+        Clusters re-cut together by a re-split (2: two clusters; more: a re-cut of that many,
+        with ``2 * n_particles * recut_clusters`` at most 128).
 
     Notes
     -----
@@ -87,6 +103,9 @@ class ParticleMergeSplit(SequentialMergeSplit):
 
     Andrieu, C., Doucet, A. and Holenstein, R. (2010). Particle Markov chain Monte Carlo
     methods. Journal of the Royal Statistical Society B 72(3), 269-342.
+
+    Lindsten, F., Jordan, M. I. and Schön, T. B. (2014). Particle Gibbs with ancestor
+    sampling. Journal of Machine Learning Research 15, 2145-2184.
 
     Christen, J. A. and Fox, C. (2005). Markov chain Monte Carlo using an approximation. Journal
     of Computational and Graphical Statistics 14(4), 795-810.
@@ -112,14 +131,20 @@ class ParticleMergeSplit(SequentialMergeSplit):
     PROPOSAL_RESPLIT = 3
 
     def __init__(self, vars=None, *, n_particles=8, n_proposals=3, n_gibbs_scans=1, gibbs_probability=0.0,
-                 split_probability=0.5, order="informed", resplit_probability=0.5, thin=1, specialize=True, model=None,
-                 rng=None, initial_point=None, compile_kwargs=None, blocked=True):  # fmt: skip
+                 split_probability=0.5, order="informed", resplit_probability=0.5, recut_clusters=2, thin=1,
+                 specialize=True, model=None, rng=None, initial_point=None, compile_kwargs=None,
+                 blocked=True):  # fmt: skip
         self.n_particles = _check_count("n_particles", n_particles, minimum=1)
         if self.n_particles > MAX_PARTICLES:
             raise ValueError(f"`n_particles` must be at most {MAX_PARTICLES}, got {self.n_particles}.")
         mix = sams_mix(self, n_proposals, n_gibbs_scans, gibbs_probability, split_probability, order, thin)
         self.resplit_probability = _check_probability("resplit_probability", resplit_probability)
-        mix = mix._replace(n_particles=self.n_particles, resplit_probability=self.resplit_probability)
+        self.recut_clusters = _check_count("recut_clusters", recut_clusters, minimum=2)
+        if self.recut_clusters > 2 and 2 * self.n_particles * self.recut_clusters > PARTICLE_ROWS:
+            raise ValueError(f"`2 * n_particles * recut_clusters` must be at most {PARTICLE_ROWS}, got "
+                             f"{2 * self.n_particles * self.recut_clusters}.")  # fmt: skip
+        mix = mix._replace(n_particles=self.n_particles, resplit_probability=self.resplit_probability,
+                           recut_clusters=self.recut_clusters)  # fmt: skip
         self._setup(vars, model, rng, blocked, mix, specialize=specialize, initial_point=initial_point)
 
     @staticmethod

@@ -19,6 +19,8 @@
 :mod:`.particle`
     Particle Gibbs split-merge (Bouchard-Côté, Doucet & Roth 2017): the sequential allocation
     run by several particles, resampled, conditional on the current split for a merge.
+:mod:`.recut`
+    Particle Gibbs re-cut of several neighbouring clusters at once (their number kept).
 :mod:`.tempering`
     Replica exchange: the move mix on tempered copies (likelihood to a power) and exchanges
     between adjacent temperatures (:func:`run_tempered_step`).
@@ -36,6 +38,7 @@ kernel calls: after editing a callee, clear the ``__pycache__`` of this package.
 
 from .gibbs import BLOCK, gibbs_sweep, visiting_order
 from .particle import MAX_PARTICLES, particle_filter, particle_move
+from .recut import recut_filter, recut_move
 from .sams import sams_informed_order, sams_log_q, sams_move, sequential_allocation
 from .split_merge import restricted_scan, split_merge_log_q, split_merge_move
 from .state import (
@@ -89,4 +92,6 @@ __all__ = [
     "particle_move",
     "particle_filter",
     "MAX_PARTICLES",
+    "recut_move",
+    "recut_filter",
 ]

@@ -85,6 +85,34 @@ def _draw(rng, cum, k):
 
 
 @numba.njit(**NJIT, inline="always")
+def _cumulate(logw, cum, k):
+    """Cumulative sums of ``exp(logw[:k] - max)`` into ``cum`` (the resampling weights)."""
+    mx = logw.max()
+    acc = 0.0
+    for a in range(k):
+        acc += math.exp(logw[a] - mx)
+        cum[a] = acc
+
+
+@numba.njit(**NJIT, inline="always")
+def _trace_back(sides, ancestors, kk, n_members, sides_out):
+    """Write particle ``kk``'s sides, traced back through its ancestors, to ``sides_out``."""
+    p = kk
+    for t in range(n_members - 1, -1, -1):
+        sides_out[t] = sides[t, p]
+        p = ancestors[t, p]
+
+
+@numba.njit(**NJIT, inline="always")
+def _changed(sides, force, n_members):
+    """Whether the drawn ``sides`` differ from the current ``force`` for any of the members."""
+    for q in range(n_members):
+        if sides[q] != force[q]:
+            return True
+    return False
+
+
+@numba.njit(**NJIT, inline="always")
 def _screen(d):
     """Return the screen's log ratio ``phi(d)``, odd in ``d``."""
     if d > SCREEN:
@@ -142,11 +170,7 @@ def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, 
         if t > 0:
             # resample by the last step's weights; particle 0 of a conditional filter keeps its path
             log_z += _log_mean_exp(logw, K)
-            mx = logw.max()
-            acc = 0.0
-            for p in range(K):
-                acc += math.exp(logw[p] - mx)
-                cum[p] = acc
+            _cumulate(logw, cum, K)
             nb = 1 - buf
             for p in range(K):
                 a = 0 if (conditional and p == 0) else _draw(rng, cum, K)
@@ -194,17 +218,9 @@ def particle_filter(rng, m, s, w, i, j, n_members, n_particles, force, n_total, 
     if conditional and not select:
         kk = 0
     else:
-        mx = logw.max()
-        acc = 0.0
-        for p in range(K):
-            acc += math.exp(logw[p] - mx)
-            cum[p] = acc
+        _cumulate(logw, cum, K)
         kk = _draw(rng, cum, K)
-    # the drawn particle's sides, traced back through its ancestors
-    p = kk
-    for t in range(n_members - 1, -1, -1):
-        sides_out[t] = sides[t, p]
-        p = ancestors[t, p]
+    _trace_back(sides, ancestors, kk, n_members, sides_out)
     return log_z, kk, g[kk], slots[2 * kk], slots[2 * kk + 1]
 
 
@@ -296,12 +312,7 @@ def particle_resplit(rng, m, s, w, i, j, ci, cj, n_members, n_particles, informe
     _, _, _, r0, r1 = particle_filter(
         rng, m, s, w, i, j, n_members, n_particles, force, m.X.shape[0], 0.5, w.side, True, pair_w, pair_total
     )
-    changed = False
-    for q in range(n_members):
-        if w.side[q] != force[q]:
-            changed = True
-            break
-    if not changed:
+    if not _changed(w.side, force, n_members):
         return False
     copy_slot(s, r0, ci)
     copy_slot(s, r1, cj)

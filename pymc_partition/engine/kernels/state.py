@@ -9,13 +9,14 @@ A kernel sees three bundles (named tuples of preallocated arrays, built by
     ``form_addr`` the predictive form's four functions, as addresses; ``ctx`` the form's context (its constants
     and per-item terms, and the state's ``stats`` and ``cache``;
     :mod:`pymc_partition.predictive._types`).
-:class:`State` (updated in place; ``n + 3 + PARTICLE_ROWS`` slot rows)
+:class:`State` (updated in place; ``n + 4 + PARTICLE_ROWS`` slot rows)
     ``z (n,)`` cluster slot of each item; ``counts``, ``stats (., k)``, ``clm`` and
     ``cache (., w)`` size, summed statistics, log marginal and form cache of each slot;
     ``active`` (first ``meta[0]`` entries) and ``pos`` the slots in use, ``free`` (first
     ``meta[1]`` entries) a stack of free slots (:mod:`.slots`). Rows ``n`` and ``n + 1`` hold
     the two components of a split-merge launch state, row ``n + 2`` is scratch, the
-    :data:`PARTICLE_ROWS` rows after it hold the particles of :mod:`.particle`.
+    :data:`PARTICLE_ROWS` rows after it hold the particles of :mod:`.particle` and :mod:`.recut`,
+    and the last row is the predictive forms' own scratch (they write it in every ``pred`` call).
 :class:`Work`
     ``cand``, ``logw`` (``n + 1``) candidate values, ``order`` the visiting order, ``members`` and
     ``side`` the items of a split-merge proposal, ``slot`` a one-slot list.
@@ -60,7 +61,7 @@ Work = namedtuple("Work", "cand logw order members side slot")
 def allocate(n_items, n_stats, cache_width):
     """Zeroed :class:`State` and :class:`Work` bundles for ``n_items`` items."""
     n, i64 = n_items, np.int64
-    slots = n + 3 + PARTICLE_ROWS
+    slots = n + 4 + PARTICLE_ROWS  # the last: the forms' scratch row, not a particle's
     state = State(
         z=np.zeros(n, i64), counts=np.zeros(slots, i64), stats=np.zeros((slots, n_stats)),
         clm=np.zeros(slots), cache=np.zeros((slots, cache_width)), active=np.zeros(n, i64),

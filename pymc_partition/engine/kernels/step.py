@@ -16,6 +16,7 @@ import numpy as np
 
 from .gibbs import gibbs_sweep
 from .particle import particle_move
+from .recut import recut_move
 from .rng import uniform
 from .sams import sams_move
 from .split_merge import split_merge_move
@@ -35,8 +36,8 @@ __all__ = [
 MoveMix = namedtuple(
     "MoveMix",
     "n_gibbs n_split_merge n_scans gibbs_probability thin n_sams sams_split_probability sams_informed "
-    "n_particles resplit_probability",
-    defaults=(0, 0.0, False, 1, 0.0),
+    "n_particles resplit_probability recut_clusters",
+    defaults=(0, 0.0, False, 1, 0.0, 2),
 )
 MoveMix.__doc__ = """The moves of one step (built by the step methods, read by :func:`run_step`).
 
@@ -47,8 +48,9 @@ proposals (default 0), then ``n_gibbs`` Gibbs sweeps plus one more with probabil
 (``sams_split_probability`` 0.0) or balanced between splits and merges (the probability of a
 split), and allocate in a random or (``sams_informed``) the informed order (:mod:`.sams`);
 with ``n_particles`` > 1 (at most :data:`.particle.MAX_PARTICLES`) each is a particle Gibbs
-split-merge proposal with that many particles (:mod:`.particle`; :func:`run_particle_step`, which
-ignores ``n_split_merge``), a re-split of two clusters with probability ``resplit_probability``.
+split-merge proposal with that many particles (:mod:`.particle`; :func:`run_particle_step`), a
+re-split of two clusters with probability ``resplit_probability`` (with ``recut_clusters`` > 2 a
+particle Gibbs re-cut of that many neighbouring clusters instead, :mod:`.recut`).
 Integers are Python ints, probabilities floats and ``sams_informed`` a bool, so that every
 mix has the same numba type (one compiled :func:`run_step`).
 """
@@ -182,17 +184,29 @@ def run_step(rng, labels, reuse, m, s, w, mix, block, out_labels):
 def run_particle_step(rng, labels, reuse, m, s, w, mix, block, out_labels):
     """:func:`run_step` with particle Gibbs split-merge proposals (``mix.n_particles > 1``; :mod:`.particle`).
 
-    ``mix.n_sams`` such proposals then the Gibbs sweeps, ``mix.thin`` times over (``mix.n_split_merge``
-    is ignored). A function of its own so that the other mixes' first call does not compile the
-    particle move (about 13 s of CPU).
+    ``mix.n_split_merge`` restricted-Gibbs split-merge proposals, ``mix.n_sams`` such proposals,
+    then the Gibbs sweeps, ``mix.thin`` times over; with ``mix.recut_clusters`` > 2 a proposal is
+    a re-cut of that many clusters (:func:`.recut.recut_move`) with probability
+    ``mix.resplit_probability``. A function of its own so that the other mixes' first call does
+    not compile the particle move (about 13 s of CPU).
     """
     if not reuse:
         build_state(labels, m, s)
     kind, accepted, n_acc, n_prop, n_sweeps = 0, False, 0, 0, 0
     for _ in range(mix.thin):
+        for _ in range(mix.n_split_merge):
+            kind, accepted = split_merge_move(rng, m, s, w, mix.n_scans)
+            n_prop += kind > 0
+            n_acc += accepted
         for _ in range(mix.n_sams):
-            kind, accepted = particle_move(rng, m, s, w, mix.n_particles, mix.sams_split_probability,
-                                           mix.sams_informed, mix.resplit_probability)  # fmt: skip
+            if mix.recut_clusters <= 2:
+                kind, accepted = particle_move(rng, m, s, w, mix.n_particles, mix.sams_split_probability,
+                                               mix.sams_informed, mix.resplit_probability)  # fmt: skip
+            elif uniform(rng) < mix.resplit_probability:
+                kind, accepted = recut_move(rng, m, s, w, mix.recut_clusters, mix.n_particles)
+            else:
+                kind, accepted = particle_move(rng, m, s, w, mix.n_particles, mix.sams_split_probability,
+                                               mix.sams_informed, 0.0)  # fmt: skip
             n_prop += kind > 0
             n_acc += accepted
         n_sweeps += _gibbs_sweeps(rng, m, s, w, mix, block)

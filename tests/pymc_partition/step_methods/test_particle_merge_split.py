@@ -31,6 +31,14 @@ CASES = [
     (dict(n_particles=2, n_proposals=1, n_gibbs_scans=1, resplit_probability=0.0), "poisson", "mfm", 6),
     # mostly re-splits, which keep the number of clusters: thinned, as the draws are correlated
     (dict(n_particles=5, n_proposals=6, n_gibbs_scans=0, resplit_probability=0.8, thin=4), "nig", "umd", 6),
+    # re-cuts of 3 clusters beside splits and merges: thinned too (unthinned, the engine's chain of
+    # this model passes at 20,000 draws thinned by 10, p = 0.41, and fails at 5,000 by 1, p = 2e-4)
+    (
+        dict(n_particles=4, n_proposals=4, n_gibbs_scans=0, resplit_probability=0.5, recut_clusters=3, thin=4),
+        "niw",
+        "dp",
+        6,
+    ),
 ]
 
 
@@ -83,6 +91,8 @@ def test_pm_sample_stats_and_a_resumed_chain():
         (dict(n_particles=2.0), TypeError, "n_particles"),
         (dict(order="smart"), ValueError, "order"),
         (dict(resplit_probability=1.5), ValueError, "resplit_probability"),
+        (dict(recut_clusters=1), ValueError, "recut_clusters"),
+        (dict(recut_clusters=3, n_particles=32), ValueError, "at most 128"),
     ],
 )
 def test_bad_arguments(kwargs, error, match):

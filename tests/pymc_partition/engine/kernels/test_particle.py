@@ -49,8 +49,11 @@ def particle_kernel(model, n_particles, split_probability=0.0, informed=False, r
     return PartitionKernel.from_spec(partition_spec(model), mix)
 
 
-def one_move_from_the_posterior(model, kernel, n_draws, seed):
-    """``(from, to)`` state indices: ``from`` drawn from the exact posterior, ``to`` one move later."""
+def one_move_from_the_posterior(model, kernel, n_draws, seed, move=None):
+    """``(from, to)`` state indices: ``from`` drawn from the exact posterior, ``to`` one move later.
+
+    ``move(gen, m, s, w)`` makes the move (default: :func:`particle_move` with the kernel's mix).
+    """
     states = all_partitions(kernel.n_items)
     probs = pmp.exact_posterior(model, progressbar=False).probability(states)
     probs = probs / probs.sum()
@@ -62,8 +65,11 @@ def one_move_from_the_posterior(model, kernel, n_draws, seed):
     out = np.empty((n_draws, kernel.n_items), np.int64)
     for t in range(n_draws):
         build_state(states[start[t]], m, s)
-        particle_move(gen, m, s, w, mix.n_particles, mix.sams_split_probability, mix.sams_informed,
-                      mix.resplit_probability)  # fmt: skip
+        if move is None:
+            particle_move(gen, m, s, w, mix.n_particles, mix.sams_split_probability, mix.sams_informed,
+                          mix.resplit_probability)  # fmt: skip
+        else:
+            move(gen, m, s, w)
         canonical_relabel(s.z, out[t])
     keys = state_keys(states, assume_canonical=True)
     order = np.argsort(keys)

@@ -262,8 +262,10 @@ def particle_move(rng, m, s, w, n_particles, split_probability, informed, respli
         C = s.meta[0]
         # log pi(split) - log pi(merged) = common + (log gamma_T - log gamma_0) for every split
         common = log_g[C + 1] - log_g[C] + anchors - log_h[s.counts[ci]] - s.clm[ci]
+        # every argument passed (here and below): an omitted default compiles a second signature
+        no_sides = w.side[:0]
         log_z, _, g_k, r0, r1 = particle_filter(
-            rng, m, s, w, i, j, n_members, n_particles, w.side[:0], n, split_probability, w.side
+            rng, m, s, w, i, j, n_members, n_particles, no_sides, n, split_probability, w.side, False, np.empty(0), 0.0
         )
         log_r = log_z + common
         log_r1 = _screen(common + g_k)
@@ -286,7 +288,7 @@ def particle_move(rng, m, s, w, n_particles, split_probability, informed, respli
         informed_order(m, s, w, i, j, n_members)
     force = current_sides(s, w, ci, n_members)
     log_z, _, g_ref, _, _ = particle_filter(
-        rng, m, s, w, i, j, n_members, n_particles, force, n, split_probability, w.side
+        rng, m, s, w, i, j, n_members, n_particles, force, n, split_probability, w.side, False, np.empty(0), 0.0
     )
     log_r = delta + g_ref - log_z
     accept = math.log(uniform(rng)) < log_r - log_r1

@@ -164,7 +164,7 @@ def split_merge_move(rng, m, s, w, n_scans):
     if ci == cj:
         # split: a final restricted scan from the launch state is the proposal
         log_q = restricted_scan(rng, m, s, w, n_members, no_sides)
-        return 1, propose_split(rng, m, s, w, ci, j, n_members, log_q)
+        return 1, propose_split(rng, m, s, w, ci, j, n_members, log_q, 1.0)
     # merge: probability that the final restricted scan from the launch state gives the current split
     log_q = restricted_scan(rng, m, s, w, n_members, current_sides(s, w, ci, n_members))
     return 2, propose_merge(rng, m, s, w, ci, cj, j, n_members, log_q)

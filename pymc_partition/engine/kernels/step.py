@@ -170,7 +170,7 @@ def run_step(rng, labels, reuse, m, s, w, mix, block, out_labels):
             if accepted:
                 n_acc += 1
         for _ in range(mix.n_sams):
-            kind, accepted = sams_move(rng, m, s, w, mix.sams_split_probability, mix.sams_informed)
+            kind, accepted = sams_move(rng, m, s, w, mix.sams_split_probability, mix.sams_informed, 1.0)
             if kind > 0:
                 n_prop += 1
             if accepted:

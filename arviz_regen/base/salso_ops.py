@@ -1,18 +1,21 @@
 """The compiled kernels of the SALSO search (:mod:`arviz_regen.base.salso`).
 
-One run of the search (:func:`run`) calls its route's function (:func:`_psm_op`, :func:`_track_op`,
-compiled as C callbacks by :func:`route_op`) through a function pointer (a numba first-class
-function): one search kernel serves both routes, and its machine code holds no copy of the route
-function (a kernel called directly is linked into its caller, then optimised and compiled to
-machine code a second time there).
+One run of the search (:func:`run`, the C callback :func:`_run` called through ``ctypes``) calls
+its route's function (:func:`_psm_op`, :func:`_track_op`, C callbacks compiled by
+:func:`route_op`) at its address: one search kernel serves both routes, and its machine code
+holds no copy of the route function (a kernel called directly is linked into its caller, then
+optimised and compiled to machine code a second time there). All three take scalars only, so
+none has a Python entry point to compile (unboxing named tuples and arrays), and a call by
+address lowers to one indirect call (a numba first-class function also lowers a fallback
+through Python at every call site).
 
 The kernels read their arrays through plain pointers, indexed by hand (no array views to build,
 unpack or reference-count): one int64 array ``meta``, whose address they receive, describes them
 with four entries per array, its address and up to three dimensions (:func:`describe`), in the
-order of :data:`BUFFERS` then the route's own (:data:`PSM_ARRAYS`, :data:`TRACK_ARRAYS`). The
-caller keeps the arrays alive. Addresses rather than numba arrays because a C callback takes
-scalars only, and pointers compile to far less code than array structures; :func:`describe`,
-the one place addresses are taken, checks each array's dtype, dimensions and layout.
+order of :data:`BUFFERS` then the route's own (:data:`PSM_ARRAYS`, :data:`TRACK_ARRAYS`); a run's
+own arrays (:data:`RUN_ARRAYS`) are described the same way. The caller keeps the arrays alive.
+:func:`describe` (:mod:`arviz_regen.base.addresses`, the one place addresses are taken) checks
+each array's dtype, dimensions and layout.
 
 Imported by the search's first run (this module imports numba: ``import arviz_regen`` does not).
 """
@@ -22,11 +25,18 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import types
-from numba.extending import intrinsic
 
+from .addresses import caller, describe
+from .addresses import float64_at as _float64_at
+from .addresses import int32_at as _int32_at
+from .addresses import int64_at as _int64_at
+from .addresses import uint64_at as _uint64_at
 from .salso import RunStats
 
-__all__ = ["SIGNATURE", "META_SIZE", "BUFFERS", "PSM_ARRAYS", "TRACK_ARRAYS", "describe", "route_op", "run"]
+__all__ = [
+    "SIGNATURE", "RUN_SIGNATURE", "BUFFERS", "PSM_ARRAYS", "TRACK_ARRAYS", "RUN_ARRAYS", "describe", "route_op",
+    "run_op", "run",
+]  # fmt: skip
 
 #: (what, meta address, i, k1, k2, K, a, scale, truth_term) -> float64: see :func:`_track_op`
 SIGNATURE = types.float64(
@@ -46,9 +56,6 @@ TRACK_ARRAYS = (
     ("cnt", np.int32, 3), ("QQ", np.float64, 3), ("dirty", np.int64, 3),
 )  # fmt: skip
 
-#: entries of ``meta``: four per array, for the buffers and the longer route's arrays
-META_SIZE = 4 * (len(BUFFERS) + len(TRACK_ARRAYS))
-
 # where each array's address sits in ``meta`` (its dimensions follow it): the buffers, then the
 # route's arrays from _ROUTE on
 _LAB, _SIZE, _ACC, _IMAP, _WORK, _G = (4 * s for s in range(len(BUFFERS)))
@@ -63,21 +70,21 @@ _SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
 #: (part of what a first call compiles), no reference counting (they allocate nothing)
 _INNER = {"cache": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True, "_nrt": False}
 
-#: the compiled callbacks, by route name ("psm", "tracks"): each compiled on first request
+#: (op address, meta address, a, scale, truth_term, kcap, k_random, max_scans, max_zealous, init,
+#: start, rng and stats addresses) -> ok: see :func:`run`
+RUN_SIGNATURE = types.int64(
+    types.int64, types.int64, types.float64, types.float64, types.float64, types.int64, types.int64,
+    types.int64, types.int64, types.int64, types.int64, types.int64, types.int64,
+)  # fmt: skip
+
+#: a run's own arrays: the start labels, the random stream's state, the run's statistics
+RUN_ARRAYS = (("start", np.int64, 1), ("rng", np.uint64, 1), ("stats", np.float64, 1))
+
+#: calls a route function (a callback of :data:`SIGNATURE`) at its address
+_call_route = caller(SIGNATURE)
+
+#: the compiled callbacks, by name ("psm", "tracks", "run"): each compiled (or read from disk) on first request
 _COMPILED = {}
-
-
-def describe(arrays, layout):
-    """Return the ``meta`` array of ``arrays`` (laid out as ``layout``: :data:`BUFFERS` + the route's)."""
-    meta = np.zeros(META_SIZE, dtype=np.int64)
-    for s, (arr, (name, dtype, ndim)) in enumerate(zip(arrays, layout, strict=True)):
-        if arr.dtype != dtype or arr.ndim != ndim or not arr.flags.c_contiguous:
-            raise TypeError(
-                f"SALSO array {name!r}: {arr.dtype} {arr.shape} is not a C-contiguous {ndim}-d {np.dtype(dtype)}"
-            )
-        meta[4 * s] = arr.ctypes.data
-        meta[4 * s + 1 : 4 * s + 1 + ndim] = arr.shape
-    return meta
 
 
 def route_op(route):
@@ -88,25 +95,30 @@ def route_op(route):
     return op
 
 
-def _pointer_at(dtype):
-    """Make an intrinsic that reads an address (int64) as a pointer to ``dtype``."""
-
-    @intrinsic
-    def pointer_at(typingctx, address):
-        sig = types.CPointer(dtype)(address)
-
-        def codegen(context, builder, signature, args):
-            return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
-
-        return sig, codegen
-
-    return pointer_at
+def run_op():
+    """Return the search's callback (:func:`_run`), compiled (or read from disk) on first use."""
+    op = _COMPILED.get("run")
+    if op is None:
+        op = _COMPILED["run"] = numba.cfunc(RUN_SIGNATURE, cache=True, _nrt=False)(_run)
+    return op
 
 
-_int64_at = _pointer_at(types.int64)
-_int32_at = _pointer_at(types.int32)
-_float64_at = _pointer_at(types.float64)
-_uint64_at = _pointer_at(types.uint64)
+def run(op, cfg, init, start, rng):
+    """One SALSO run (``cfg`` a :class:`~arviz_regen.base.salso.RunSettings`): a ``RunStats``.
+
+    ``op`` is the route's callback (:func:`route_op`), called by the search through its address;
+    the buffers are those ``cfg.meta`` describes. init 0: sequential allocation of the items in
+    random order; 1: uniformly random labels over ``k_random`` clusters; else: the labels
+    ``start`` (int64, one per item). The random numbers come from the stream ``rng`` (one
+    uint64, advanced: :func:`_randint`), drawn in the order of the published algorithm.
+    """
+    stats = np.zeros(4)
+    where = describe((start, rng, stats), RUN_ARRAYS)  # checked, and referenced here during the run
+    ok = run_op().ctypes(
+        op.address, cfg.meta, cfg.a, cfg.scale, cfg.truth_term, cfg.kcap, cfg.k_random, cfg.max_scans,
+        cfg.max_zealous, int(init), where[0], where[4], where[8],
+    )  # fmt: skip
+    return RunStats(float(stats[0]), int(stats[1]), int(stats[2]), int(stats[3]), int(ok))
 
 
 def _psm_op(what, meta, i, k1, k2, K, a, scale, truth_term):
@@ -330,18 +342,11 @@ def _take_label(lab, size, c, last, n):
     return last
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
-def run(op, cfg, init, start, rng):
-    """One SALSO run (``cfg`` a :class:`~arviz_regen.base.salso.RunSettings`): a ``RunStats``.
+def _run(op, meta, a, scale, truth_term, kcap, k_random, max_scans, max_zealous, init, start, rng, stats):
+    """One SALSO run (see :func:`run`); ``op``, ``start``, ``rng``, ``stats`` addresses. Returns ``ok``.
 
-    ``op`` is the route's function (:func:`route_op`), called through a pointer; the buffers are
-    those ``cfg.meta`` describes, read through plain pointers as the route functions read theirs.
-    init 0: sequential allocation of the items in random order; 1: uniformly random labels over
-    ``k_random`` clusters; else: the labels ``start``. The random numbers come from the stream
-    ``rng`` (:func:`_randint`), drawn in the order of the published algorithm.
+    The run's loss, scans, zealous attempts and accepts go to ``stats`` (4 float64).
     """
-    meta, a, scale, truth_term = cfg.meta, cfg.a, cfg.scale, cfg.truth_term
-    kcap, k_random, max_scans, max_zealous = cfg.kcap, cfg.k_random, cfg.max_scans, cfg.max_zealous
     m = _int64_at(meta)
     n = m[_LAB + 1]
     k_alloc = m[_SIZE + 1]
@@ -356,8 +361,9 @@ def run(op, cfg, init, start, rng):
     pend = _int64_at(m[_WORK] + 8 * n)
     reps = _int64_at(m[_WORK] + 16 * n)
     saved = _int64_at(m[_WORK] + 24 * n)
-    start = _int64_at(start.ctypes.data)  # the arrays as pointers, as all others
-    rng = _uint64_at(rng.ctypes.data)
+    start = _int64_at(start)
+    rng = _uint64_at(rng)
+    out = _float64_at(stats)
     new_k = -a * G[0]  # score of a new cluster
     K = np.int64(0)
     loss = 0.0
@@ -375,7 +381,7 @@ def run(op, cfg, init, start, rng):
             for k in range(k_alloc):
                 size[k] = 0
             K = np.int64(0)
-            op(_RESET, meta, 0, -1, -1, K, a, scale, truth_term)
+            _call_route(op, _RESET, meta, 0, -1, -1, K, a, scale, truth_term)
             if init == 0:
                 for j in range(n):
                     pend[j] = j
@@ -389,10 +395,10 @@ def run(op, cfg, init, start, rng):
                     if imap[order[j]] < 0:
                         imap[order[j]] = K
                         if K == k_alloc:
-                            return RunStats(0.0, 0, 0, 0, 0)
+                            return 0
                         K += 1
                     k = imap[order[j]]
-                    op(_MOVE, meta, j, -1, k, K, a, scale, truth_term)
+                    _call_route(op, _MOVE, meta, j, -1, k, K, a, scale, truth_term)
                     lab[j] = k
                     size[k] += 1
                 n_pend = 0
@@ -409,24 +415,24 @@ def run(op, cfg, init, start, rng):
             attempts += 1
             for j in range(n):
                 saved[j] = lab[j]
-            op(_SAVE, meta, 0, -1, -1, K, a, scale, truth_term)
+            _call_route(op, _SAVE, meta, 0, -1, -1, K, a, scale, truth_term)
             n_pend = 0
             for j in range(n):
                 if lab[j] == c:
                     pend[n_pend] = j
                     n_pend += 1
                     lab[j] = -1
-            op(_CLEAR, meta, 0, c, -1, K, a, scale, truth_term)
+            _call_route(op, _CLEAR, meta, 0, c, -1, K, a, scale, truth_term)
             size[c] = 0
             if c != K - 1:  # the last cluster takes the label of the empty one
-                op(_RELABEL, meta, 0, c, K - 1, K, a, scale, truth_term)
+                _call_route(op, _RELABEL, meta, 0, c, K - 1, K, a, scale, truth_term)
             K = _take_label(lab, size, c, K - 1, n)
         # shuffled for a zealous update; in random order at the start
         if attempt >= 0 or init == 0:
             _shuffle(pend, n_pend, rng)
         for q in range(n_pend):  # sequential allocation
             i = pend[q]
-            op(_SCORE, meta, i, -1, -1, K, a, scale, truth_term)
+            _call_route(op, _SCORE, meta, i, -1, -1, K, a, scale, truth_term)
             best = -1
             best_s = np.inf
             for k in range(K):
@@ -437,8 +443,8 @@ def run(op, cfg, init, start, rng):
             if K < kcap and new_k < best_s:
                 best = K
             if best >= k_alloc:
-                return RunStats(0.0, 0, 0, 0, 0)
-            op(_MOVE, meta, i, -1, best, K, a, scale, truth_term)
+                return 0
+            _call_route(op, _MOVE, meta, i, -1, best, K, a, scale, truth_term)
             lab[i] = best
             size[best] += 1
             if best == K:
@@ -455,7 +461,7 @@ def run(op, cfg, init, start, rng):
                 c = lab[i]
                 lab[i] = -1
                 size[c] -= 1
-                op(_SCORE, meta, i, c, -1, K, a, scale, truth_term)
+                _call_route(op, _SCORE, meta, i, c, -1, K, a, scale, truth_term)
                 emptied = size[c] == 0
                 for k in range(K):
                     acc[k] = (2.0 - a) * G[size[k]] - 2.0 * acc[k]
@@ -472,9 +478,9 @@ def run(op, cfg, init, start, rng):
                 if best != c and best_s >= acc[c] - 1e-10 * (1.0 + abs(acc[c])):
                     best = c
                 if best >= k_alloc:
-                    return RunStats(0.0, 0, 0, 0, 0)
+                    return 0
                 if best != c:
-                    op(_MOVE, meta, i, c, best, K, a, scale, truth_term)
+                    _call_route(op, _MOVE, meta, i, c, best, K, a, scale, truth_term)
                     changed = True
                 lab[i] = best
                 size[best] += 1
@@ -482,12 +488,12 @@ def run(op, cfg, init, start, rng):
                     K += 1
                 if best != c and emptied:  # the last cluster takes the label of the empty one
                     if c != K - 1:
-                        op(_RELABEL, meta, 0, c, K - 1, K, a, scale, truth_term)
+                        _call_route(op, _RELABEL, meta, 0, c, K - 1, K, a, scale, truth_term)
                     K = _take_label(lab, size, c, K - 1, n)
             if not changed:
                 break
         n_scans += scans
-        cand = op(_LOSS, meta, 0, -1, -1, K, a, scale, truth_term)
+        cand = _call_route(op, _LOSS, meta, 0, -1, -1, K, a, scale, truth_term)
         if attempt < 0:
             loss = cand
             # zealous updates: one representative item per cluster, clusters in random order
@@ -517,7 +523,11 @@ def run(op, cfg, init, start, rng):
             for j in range(n):
                 lab[j] = imap[saved[j]]
                 size[lab[j]] += 1
-            op(_RESTORE, meta, 0, K, -1, K_saved, a, scale, truth_term)
+            _call_route(op, _RESTORE, meta, 0, K, -1, K_saved, a, scale, truth_term)
             K = K_saved
         attempt += 1
-    return RunStats(loss, n_scans, attempts, accepts, 1)
+    out[0] = loss
+    out[1] = n_scans
+    out[2] = attempts
+    out[3] = accepts
+    return 1

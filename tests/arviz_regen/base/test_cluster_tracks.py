@@ -6,10 +6,12 @@ w_t G(n_{t,k,l_t(i)}), equals the sum over the draws; the segments of an item co
 exactly once. Integer weights make both sides exact.
 """
 
+import numba
 import numpy as np
 import pytest
 
-from arviz_regen.base.cluster_match import WORK_ROWS, group_and_match
+from arviz_regen.base.addresses import int64_at
+from arviz_regen.base.cluster_match import WORK_ROWS, group_and_match, match_rows
 from arviz_regen.base.cluster_tracks import build_tracks
 from arviz_regen.base.state import canonicalize
 
@@ -69,7 +71,19 @@ def test_track_sums_equal_draw_sums(seed):
             np.testing.assert_allclose(via, direct, rtol=1e-12)
 
 
+@numba.njit
+def _match_by_address(n_u, n_v, work):
+    """The matching as the scan runs it: on the rows of ``work`` as pointers (:mod:`arviz_regen.base.track_scan`)."""
+    w, row = np.int64(work.ctypes.data), 8 * work.shape[1]
+    lu, lv, ou, cu = int64_at(w), int64_at(w + row), int64_at(w + 2 * row), int64_at(w + 3 * row)
+    ov, cv, fp, overlap = int64_at(w + 4 * row), int64_at(w + 5 * row), int64_at(w + 6 * row), int64_at(w + 7 * row)
+    owner, owner_n, moved = int64_at(w + 8 * row), int64_at(w + 9 * row), int64_at(w + 10 * row)
+    n = work.shape[1] - 1
+    return match_rows(n_u, n_v, True, n, lu, lv, ou, cu, ov, cv, fp, overlap, owner, owner_n, moved)
+
+
 def test_matching_moves_only_what_changed():
+    """On arrays and on pointers alike (the same rows filled)."""
     rng = np.random.default_rng(3)
     for _ in range(200):
         n = int(rng.integers(1, 12))
@@ -80,7 +94,10 @@ def test_matching_moves_only_what_changed():
         lv = canonicalize(lv)
         work = np.zeros((WORK_ROWS, n + 1), dtype=np.int64)
         work[0, :n], work[1, :n] = lu, lv
+        by_address = work.copy()
         count = group_and_match(np.int64(lu.max() + 1), np.int64(lv.max() + 1), True, work)
+        assert _match_by_address(np.int64(lu.max() + 1), np.int64(lv.max() + 1), by_address) == count
+        np.testing.assert_array_equal(by_address, work)
         moved = work[10, :n].astype(bool)
         assert count == moved.sum()
         still = ~moved  # two unmoved items are together in lv iff they were in lu
@@ -107,3 +124,21 @@ def test_draws_each_their_own_chain_skip_the_scan_with_the_same_tracks(seed):
     np.testing.assert_array_equal(
         build_tracks(ulabels, seq, np.ones(seq.size, dtype=bool), w).seg_track, fast.seg_track
     )
+
+
+def test_scan_refuses_scratch_of_the_wrong_shape():
+    from arviz_regen.base.track_scan import scan
+
+    n, T = 4, 3
+    i8 = np.int64
+    good = [
+        np.zeros(T, dtype=i8), np.ones(T, dtype=i8), np.ones(T), np.zeros((2, n), dtype=i8),
+        np.zeros(1, dtype=i8), np.zeros(1), np.zeros((4, 1), dtype=i8), np.zeros((3, n + 1), dtype=i8),
+        np.zeros((2, 8), dtype=i8), np.zeros((WORK_ROWS, n + 1), dtype=i8), np.zeros(3, dtype=i8),
+    ]  # fmt: skip
+    assert scan(good, False) == (T, n * T, T)  # each draw a chain of its own, one cluster: one track, n segments
+    for at, bad in ((7, np.zeros((3, n), dtype=np.int64)), (9, np.zeros((WORK_ROWS, n), dtype=np.int64))):
+        with pytest.raises(ValueError, match="wrong shape"):
+            scan(good[:at] + [bad] + good[at + 1 :], False)
+    with pytest.raises(TypeError, match="'seq'"):
+        scan([good[0].astype(np.int32)] + good[1:], False)

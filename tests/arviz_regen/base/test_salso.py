@@ -5,8 +5,9 @@
   draws with the same seed, and on few items it is the exhaustive optimum.
 - Runs take their random numbers from their own generator: the same seed gives the same result
   whatever numpy's or numba's global random state.
-- Both routes share one compiled search kernel (the route's function is called through a pointer),
-  and the kernels' array descriptions refuse arrays of another dtype or layout.
+- Both routes share one compiled search kernel (the route's function is called through its
+  address), and the search refuses arrays of another dtype or layout; seeded runs give the
+  results the array kernels gave (pinned).
 - The expected loss from blocks of draws (``loss_block_sums``) adds up to the brute-force one; so
   does the part the estimate does not change (the truth term), summed over the epochs of the tracks.
 """
@@ -151,14 +152,80 @@ def test_runs_in_blocks_elsewhere_give_the_same_result(route):
 
 
 def test_one_search_kernel_serves_both_routes():
-    """The route is a function pointer, not part of the search kernel's type: one compiled signature for both."""
+    """The route is a function address, not part of the search kernel: one compiled callback for both routes."""
     from arviz_regen.base import salso_ops
 
     rng = np.random.default_rng(6)
     states, w, index = as_states(sticky_chains(rng, 12, n_chain=2, n_draw=40))
     psm = np.einsum("t,tij->ij", w, (states[:, :, None] == states[:, None, :]).astype(float))
     salso_search(states, w, "VI", index=index, seed=1, n_runs=2)
+    search = salso_ops.run_op()
     salso_search(loss="binder", psm=psm, seed=1, n_runs=2)
-    assert len(salso_ops.run.signatures) == 1
-    with pytest.raises(TypeError, match="'size'.*C-contiguous 1-d int64"):  # kernels read arrays by address
-        salso_ops.describe([np.zeros(3, dtype=np.int64), np.zeros(3, dtype=np.int32)], salso_ops.BUFFERS[:2])
+    assert salso_ops.run_op() is search
+    assert salso_ops.route_op("psm").address != salso_ops.route_op("tracks").address
+
+
+def test_run_refuses_arrays_it_cannot_read_by_address():
+    from arviz_regen.base import salso_ops
+    from arviz_regen.base.salso import RunSettings
+
+    cfg = RunSettings(0, 1.0, 1.0, 0.0, 1, 1, 1, 0)
+    with pytest.raises(TypeError, match="'start'.*C-contiguous 1-d int64"):
+        salso_ops.run(salso_ops.route_op("psm"), cfg, 0, np.zeros(4, dtype=np.int32), np.zeros(1, dtype=np.uint64))
+    with pytest.raises(TypeError, match="'rng'.*C-contiguous 1-d uint64"):
+        salso_ops.run(salso_ops.route_op("psm"), cfg, 0, np.zeros(4, dtype=np.int64), np.zeros(1, dtype=np.int64))
+
+
+#: results of 9508e1e (array kernels, before the C callbacks): labels, expected loss, run losses,
+#: scans and zealous accepts of five seeded runs on each route
+PINNED = {
+    "tracks": (
+        [0, 0, 1, 2, 3, 3, 4, 0, 4, 0, 4, 2, 3, 0, 1, 0, 1, 0, 1, 3, 0, 4, 0, 3, 4, 2, 2, 2, 1, 0],
+        1.6438352335513509,
+        [1.6438352335513509, 1.6482060361502657, 1.6502462604485832, 1.6502462604485832, 1.6502462604485832],
+        [9, 9, 11, 9, 11],
+        [2, 1, 2, 3, 2],
+    ),
+    "thinned": (
+        [0, 1, 2, 3, 4, 4, 5, 1, 5, 6, 5, 7, 8, 0, 9, 1, 2, 0, 9, 10, 0, 5, 1, 4, 11, 7, 3, 3, 12, 1],
+        1.2112887017706175,
+        [1.2298872320874314, 1.2298872320874314, 1.2298872320874314, 1.2298872320874314, 1.2298872320874314],
+        [9, 12, 10, 11, 11],
+        [0, 0, 0, 0, 1],
+    ),
+    "states": (
+        [0, 0, 1, 2, 3, 3, 2, 0, 2, 0, 2, 2, 3, 0, 1, 0, 1, 0, 1, 3, 0, 2, 0, 3, 1, 2, 2, 2, 1, 0],
+        79.72599999999986,
+        [79.72599999999986, 79.72599999999986, 79.72599999999986, 79.72599999999986, 81.75266666666676],
+        [5, 9, 7, 7, 14],
+        [1, 1, 1, 0, 1],
+    ),
+    "psm": (
+        [0, 0, 1, 2, 3, 3, 4, 0, 4, 0, 4, 5, 6, 0, 7, 0, 1, 0, 7, 3, 0, 4, 0, 3, 8, 5, 2, 2, 1, 0],
+        76.91999999999994,
+        [76.91999999999994, 76.91999999999994, 76.91999999999994, 76.91999999999996, 76.91999999999994],
+        [12, 12, 12, 12, 12],
+        [1, 2, 1, 0, 1],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PINNED))
+def test_seeded_search_results_are_pinned(case):
+    """The same seed gives the same search, run by run, as the array kernels did (any route)."""
+    z = sticky_chains(np.random.default_rng(11), 30, n_chain=2, n_draw=150)
+    states, w, index = as_states(z)
+    psm = np.einsum("t,tij->ij", w, (states[:, :, None] == states[:, None, :]).astype(float))
+    kw = {
+        "tracks": dict(draws=states, weights=w, loss="VI", index=index),
+        "thinned": dict(draws=states, weights=w, loss=("VI", 0.6), index=index, search_cells=30 * 40),
+        "states": dict(draws=states, weights=w, loss=("binder", 1.3)),
+        "psm": dict(loss="binder", psm=psm),
+    }[case]
+    r = salso_search(seed=4, n_runs=5, **kw)
+    labels, expected, run_losses, scans, accepts = PINNED[case]
+    np.testing.assert_array_equal(r.labels, labels)
+    np.testing.assert_array_equal(r.n_scans, scans)
+    np.testing.assert_array_equal(r.zealous_accepts, accepts)
+    np.testing.assert_allclose(r.run_losses, run_losses, rtol=1e-13)
+    assert r.expected_loss == pytest.approx(expected, rel=1e-13)

@@ -19,6 +19,7 @@ from ._symbolic import tag_hyperparameters
 from .prior_draws import _prefix_weights, draw_prior
 from .priors import PartitionPrior
 from .priors import check_n_items as _check_n_items
+from .priors.base import expand_prior_tables
 
 __all__ = [
     "Partition",
@@ -81,9 +82,13 @@ class PartitionRV(RandomVariable):
 
     @staticmethod
     def params_of(rv):
-        """Return the prior tables of Partition variable ``rv``, by name (:data:`PartitionParams`)."""
+        """Return the prior tables of Partition variable ``rv``, by name (:data:`PartitionParams`).
+
+        Graphs of the prior's parameters when they are random (the node of
+        :meth:`~pymc_partition.PartitionPrior.tables_graph` expanded, so what reads them compiles the formula).
+        """
         node = rv.owner
-        return PartitionParams(*node.op.dist_params(node))
+        return PartitionParams(*expand_prior_tables(node.op.dist_params(node)))
 
     def _supp_shape_from_params(self, dist_params, param_shapes=None):
         shape = param_shapes[0] if param_shapes is not None else dist_params[0].shape

@@ -133,7 +133,7 @@ class PartitionPrior(RandomParams):
         """Return the normalized tables as pytensor tensors.
 
         Constants for a fixed prior, else a graph of the random parameters, whose evaluation outside their domain gives
-        ``-inf`` logp.
+        ``-inf`` logp: the outputs of one inline node (:func:`expand_prior_tables` gives the graph it holds).
         """
         import pytensor.tensor as pt
 
@@ -143,6 +143,12 @@ class PartitionPrior(RandomParams):
             return pt.constant(log_g), pt.constant(log_h)
         if not self._normalized:  # pragma: no cover - guarded by the constructors
             raise NotImplementedError(f"{type(self).__name__} does not take random parameters.")
+        op = _tables_op(self, n_items)
+        return tuple(op(*(getattr(self, k) for k in op.prior_params)))
+
+    def _tables_formula_graph(self, n_items):
+        """Return the normalized tables as a graph of the random parameters (:meth:`tables_graph`'s node holds it)."""
+        import pytensor.tensor as pt
         from pymc.distributions.dist_math import check_parameters
 
         log_g, log_h = self._formula(n_items, PYTENSOR)
@@ -188,3 +194,94 @@ class PartitionPrior(RandomParams):
 
     def __hash__(self):
         return hash((type(self).__name__,) + self._key())
+
+
+# ----------------------------------------------------------------------------- the tables' node
+#: one node per prior class, number of items and fixed parameters, shared by every model (its gradient is built once)
+_TABLES_OPS: dict = {}
+
+
+def _tables_op(prior, n_items):
+    """Return the inline ``OpFromGraph`` that computes ``prior``'s normalized tables from its random parameters.
+
+    PyMC rewrites a model's whole graph whenever it builds the model's logp (``pm.sample`` does, to assign steps):
+    the tables' few dozen nodes (a Dirichlet process's exact log rising factorial) cost more there than the rest of
+    the model, about 140 ms on PyMC 5; one node costs nothing. Inline: a compiled function expands it before any
+    other rewrite, so it computes what the graph itself would.
+    """
+    import copy
+
+    import pytensor.tensor as pt
+    from pytensor.compile.builders import OpFromGraph
+    from pytensor.graph.traversal import ancestors
+
+    from .._pytensor_modes import untraced
+
+    names = prior.random_params
+    key = (type(prior), n_items) + tuple(
+        (k, getattr(prior, k).type) if k in names else (k, getattr(prior, k)) for k in prior._param_names
+    )
+    try:
+        op = _TABLES_OPS.get(key)
+    except TypeError:  # pragma: no cover - a fixed parameter that cannot be hashed: no sharing
+        op, key = None, None
+    if op is None:
+        with untraced():  # an internal graph: no creation stacks
+            inner = copy.copy(prior)
+            dummies = [getattr(prior, k).type() for k in names]
+            for k, d in zip(names, dummies):
+                setattr(inner, k, d)
+            outputs = list(inner._tables_formula_graph(n_items))
+            # PyMC seeds the model's random generators in the order a walk up the graph meets them: the node's inputs
+            # are ordered so that the walk meets the parameters as it met them in the graph (seeded draws stay the same)
+            where = {id(d): i for i, d in enumerate(dummies)}
+            both = pt.add(outputs[0][0], outputs[1][0])  # a node over (log_g, log_h), as the partition's
+            met = list(dict.fromkeys(where[id(v)] for v in ancestors([both]) if id(v) in where))
+            order = met + [i for i in range(len(dummies)) if i not in met]
+            x, y = pt.dscalar(), pt.dscalar()
+            if [v for v in ancestors([x + y]) if v is x or v is y][0] is y:  # the walk takes a node's inputs last first
+                order = order[::-1]
+            dummies = [dummies[i] for i in order]
+            op = OpFromGraph(dummies, outputs, inline=True, name=f"{type(prior).__name__}Tables")
+        op.prior_tables = True
+        op.prior_params = tuple(names[i] for i in order)
+        if key is not None:
+            if len(_TABLES_OPS) >= 64:
+                _TABLES_OPS.pop(next(iter(_TABLES_OPS)))
+            _TABLES_OPS[key] = op
+    return op
+
+
+def _inline_ofg_node(node):
+    """Return the outputs of an ``OpFromGraph`` node expanded into its graph, on the node's own inputs (not copies)."""
+    try:  # PyTensor >= 3: the inner graph is frozen; binding it keeps the inputs given
+        from pytensor.compile.rewriting import inline_ofg_node
+    except ImportError:  # PyTensor 2: its inline_ofg_node copies the inputs' graphs too (model variables lost)
+        from pytensor.graph.basic import clone_get_equiv
+
+        op = node.op
+        memo = dict(zip(op.inner_inputs, node.inputs))
+        equiv = clone_get_equiv(op.inner_inputs, op.inner_outputs, copy_inputs=False, copy_orphans=True, memo=memo)
+        return [equiv[o] for o in op.inner_outputs]
+    return inline_ofg_node(node)
+
+
+def expand_prior_tables(graphs):
+    """Return ``graphs`` with every prior-tables node (:meth:`PartitionPrior.tables_graph`) expanded into its graph.
+
+    What the samplers compile is then the formula's graph itself: its numbers are hoisted and its structure shared
+    between models as for any other graph.
+    """
+    from pytensor.graph.replace import graph_replace
+    from pytensor.graph.traversal import ancestors
+
+    graphs = list(graphs)
+    nodes = {
+        v.owner: None for v in ancestors(graphs) if v.owner is not None and getattr(v.owner.op, "prior_tables", False)
+    }
+    if not nodes:
+        return graphs
+    replace = {}
+    for node in nodes:
+        replace.update(zip(node.outputs, _inline_ofg_node(node)))
+    return graph_replace(graphs, replace, strict=False)

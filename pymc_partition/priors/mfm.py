@@ -246,9 +246,9 @@ class MixtureOfFiniteMixtures(PartitionPrior):
                 conds.append((self.k_param <= 1, "k_param <= 1"))
         return conds
 
-    def tables_graph(self, n_items):
-        log_g, log_h = super().tables_graph(n_items)
-        if self.is_random and self._unbounded:
+    def _tables_formula_graph(self, n_items):
+        log_g, log_h = super()._tables_formula_graph(n_items)
+        if self._unbounded:  # random parameters here (the tables' node holds this graph)
             import pytensor.tensor as pt
             from pymc.distributions.dist_math import check_parameters
 

@@ -231,3 +231,60 @@ def test_parameter_outside_its_domain_at_the_start_names_the_point():
         pmp.MarginalLikelihood("y", partition=z, family=pmp.NormalInverseGamma(0.0, 1.0, 2.0, 1.0), observed=y)
         with pytest.raises(ValueError, match=r"At \{'a_log__': .*outside its domain \(alpha > 0\).*initvals="):
             pmp.GibbsPartition([z])
+
+
+def test_random_tables_are_one_shared_node_that_expands_to_the_formula():
+    """PyMC rewrites the whole model graph for every logp it builds: the tables enter it as one inline node, shared by
+    models of the same shape, and what the samplers read (``params_of``) is that node's formula, with the same numbers.
+    """
+    from pytensor.compile.builders import OpFromGraph
+    from pytensor.graph.traversal import ancestors
+
+    from pymc_partition.distribution import PartitionRV
+
+    def model(n):
+        with pm.Model() as m:
+            a = pm.Gamma("a", 2.0, 1.0)
+            d = pm.Beta("d", 1.0, 3.0)
+            z = pmp.Partition("z", n_items=n, prior=pmp.PitmanYor(alpha=a, d=d))
+        return m, a, d, z
+
+    m, a, d, z = model(6)
+    node = z.owner.inputs[2].owner
+    assert isinstance(node.op, OpFromGraph) and node.op.is_inline and z.owner.inputs[3].owner is node
+    assert model(6)[3].owner.inputs[2].owner.op is node.op  # one node (and one gradient) per prior and shape
+    assert model(7)[3].owner.inputs[2].owner.op is not node.op
+    expanded = list(PartitionRV.params_of(z))
+    assert not any(isinstance(v.owner.op, OpFromGraph) for v in ancestors(expanded) if v.owner is not None)
+    assert {a, d} <= set(ancestors(expanded))  # the model's own variables, not copies
+    # a walk up the graph meets the parameters in the formula's order (PyMC seeds its generators in that order)
+    order = [v for v in ancestors([z]) if v is a or v is d]
+    assert order == [v for v in ancestors([pt.add(expanded[0][0], expanded[1][0])]) if v is a or v is d]
+    fn_node = pytensor.function([a, d], list(z.owner.inputs[2:4]))
+    fn_formula = pytensor.function([a, d], expanded)
+    for alpha, dd in [(0.3, 0.0), (2.0, 0.4), (45.0, 0.9), (1e6, 0.2)]:
+        for got, ref in zip(fn_node(alpha, dd), fn_formula(alpha, dd)):
+            np.testing.assert_array_equal(got, ref)
+        ref_g, ref_h = pmp.PitmanYor(alpha=alpha, d=dd).tables(6)
+        np.testing.assert_allclose(fn_node(alpha, dd)[0], ref_g, rtol=1e-12, atol=1e-12)
+
+
+def test_model_logp_and_gradient_through_the_tables_node_equal_the_formula():
+    """The model's logp and gradient (NUTS's) compile the node expanded: the formula's numbers, Stirling's too."""
+    from pymc_partition.distribution import PartitionRV, partition_logp_graph
+
+    with pm.Model() as m:
+        a = pm.Gamma("alpha", 2.0, 1.0)
+        z = pmp.Partition("z", n_items=8, prior=pmp.DirichletProcess(a))
+    value, zv = m.rvs_to_values[a], m.rvs_to_values[z]
+    labels = np.array([0, 1, 0, 2, 1, 0, 3, 3])
+    log_g, log_h = m.replace_rvs_by_values(list(PartitionRV.params_of(z)))
+    direct = partition_logp_graph(zv, log_g, log_h) + m.logp(vars=[a], jacobian=True)
+    model_lp = m.logp()  # through the node
+    fn = pytensor.function(
+        [value, zv], [model_lp, pytensor.grad(model_lp, value), direct, pytensor.grad(direct, value)]
+    )
+    for alpha in (0.3, 3.0, 40.0, 1e5):
+        lp, dlp, ref_lp, ref_dlp = fn(np.log(alpha), labels)
+        np.testing.assert_allclose(lp, ref_lp, rtol=1e-13)
+        np.testing.assert_allclose(dlp, ref_dlp, rtol=1e-10)

@@ -123,15 +123,15 @@ class _Rule:
         self.random_seed = random_seed
         self.z = float(_normal_quantile(0.5 + self.confidence / 2))
 
-    def evaluate(self, labels, logp):
-        """One checkpoint from labels (chain, t, item) and logp (chain, t): a dict of results."""
+    def evaluate(self, pdraws):
+        """One checkpoint from its draws (a PartitionDraws of t draws per chain): a dict of results."""
         from ..estimates.coclustering import coclustering
         from .hotelling import hotelling_rs
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            hot = hotelling_rs(labels, logp=logp, k=self.k, n_bootstrap=self.n_bootstrap, random_seed=self.random_seed)
-            cc = coclustering(labels, logp=logp, combined=True)
+            hot = hotelling_rs(pdraws, k=self.k, n_bootstrap=self.n_bootstrap, random_seed=self.random_seed)
+            cc = coclustering(pdraws, combined=True)
         from ..base.tour_tests import simes
 
         p_all = np.atleast_1d(hot["p_value_all"].values)
@@ -529,7 +529,7 @@ class StopWhenConverged(_ChainWatch):
             labels = np.stack([np.stack(self._labels[ch][:t]) for ch in chains])
             logp = np.stack([np.asarray(self._logp[ch][:t]) for ch in chains])
             try:
-                self._add(t, labels, logp)
+                self._add(t, _load(labels, logp))
             except ValueError as err:
                 if "fixed target" not in str(err):
                     raise
@@ -540,8 +540,8 @@ class StopWhenConverged(_ChainWatch):
                 self._cut_traces(t)
                 raise KeyboardInterrupt(self.decision["reason"])
 
-    def _add(self, t, labels, logp):
-        row = self._rule.evaluate(labels, logp)
+    def _add(self, t, pdraws):
+        row = self._rule.evaluate(pdraws)
         row["draws"] = t
         self._rows.append(row)
         if self.verbose:
@@ -582,6 +582,38 @@ class StopWhenConverged(_ChainWatch):
                 f"{len(watched)} chain(s) of {watched} draws: its decision "
                 f"({self.decision['reason']}) is not about these draws."
             )
+
+
+def _load(labels, logp):
+    """Reduce a checkpoint's labels (chain, t, item) and logp (chain, t) once, for every test of the look."""
+    from ..xr.draws import load_partition
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # labels canonicalised as the diagnostics would
+        return load_partition(labels, logp=logp)
+
+
+def _first_draws(pdraws, logp, t):
+    """Return the first ``t`` draws of every chain of reduced draws, as :func:`_load` would reduce them.
+
+    The states of the prefix keep their sorted keys and their log posterior; the draws are not
+    reduced again at each look.
+    """
+    from ..xr.draws import PartitionDraws
+
+    used, inverse = np.unique(pdraws.index[:, :t], return_inverse=True)
+    return PartitionDraws(
+        name=pdraws.name,
+        item_dim=pdraws.item_dim,
+        chain=pdraws.chain,
+        draw=pdraws.draw[:t],
+        n_items=pdraws.n_items,
+        keys=pdraws.keys[used],
+        index=inverse.reshape(pdraws.n_chain, t).astype(np.int64),
+        logp=logp[used],
+        logp_name=pdraws.logp_name,
+        item_coord=pdraws.item_coord,
+    )
 
 
 def _pymc_workers():
@@ -637,13 +669,11 @@ def when_converged(
     n_draw = pdraws.n_draw
     grid = checkpoint_grid(min(first, n_draw), growth, max_draws or n_draw) if checkpoints is None else checkpoints
     rule = _Rule(pdraws.name, alpha, k, precision, epsilon, confidence, grid, n_bootstrap, random_seed)
-    labels = pdraws.labels[pdraws.index]
-    logp_draws = lp[pdraws.index]
     rows = []
     for t in rule.checkpoints:
         if t > n_draw:
             break
-        row = rule.evaluate(labels[:, :t], logp_draws[:, :t])
+        row = rule.evaluate(_first_draws(pdraws, lp, int(t)))
         row["draws"] = int(t)
         rows.append(row)
         if _decide(rows, rule.checkpoints)["status"] != "undecided":

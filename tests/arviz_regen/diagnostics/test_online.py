@@ -5,9 +5,11 @@ Replicates are independent runs of chains on a known state space (30 partitions 
 """
 
 import warnings
+from statistics import NormalDist
 
 import numpy as np
 import pytest
+import xarray as xr
 
 import arviz_regen
 from arviz_regen.diagnostics.online import StopWhenConverged, checkpoint_grid, when_converged
@@ -127,6 +129,48 @@ def test_callback_stops_and_records_decision(states):
     assert get_group(idata, "convergence_monitor").attrs["status"] == "converged"
     with pytest.raises(KeyError, match="partition_logp"):
         StopWhenConverged(n_chains=1)(draw=_Draw(0, {"z": states[0]}, [{}]))
+
+
+def test_each_look_reduces_the_draws_once_with_the_results_of_a_fresh_reduction(states, monkeypatch):
+    """when_converged reduces the draws once for all its looks, the monitor once per look (not
+    once per test of the look); each look's verdict and precision are those of the look's draws
+    given to the diagnostics afresh, and both routes agree at every look."""
+    import arviz_regen.xr.draws as draws_module
+    from arviz_regen.diagnostics.online import _first_draws
+    from arviz_regen.xr.draws import load_partition
+
+    # states 20-29 first appear after the first look
+    idx = metropolis_chain(PROBS, 2, 2000, np.random.default_rng(7), stay=0.5, max_step=3)
+    idx[:, :500] %= 20
+    logp = np.log(PROBS)[idx]
+    reduced = []
+    compute_keys = draws_module.compute_keys
+    monkeypatch.setattr(draws_module, "compute_keys", lambda *a: reduced.append(1) or compute_keys(*a))
+
+    hist = when_converged(make_idata(states, idx, np.log(PROBS)), epsilon=1e-9, max_draws=2000, **GRID)
+    assert hist["checkpoint"].values.tolist() == [500, 1000, 2000] and len(reduced) == 1
+    mon = StopWhenConverged(n_chains=2, epsilon=1e-9, max_draws=2000, **GRID)
+    for t in range(2000):
+        for c in range(2):
+            mon(draw=_Draw(c, {"z": states[idx[c, t]]}, [{"partition_logp": logp[c, t]}]))
+    assert len(reduced) == 1 + 3
+    xr.testing.assert_identical(mon.history, hist)
+
+    full = load_partition(states[idx], logp=logp)
+    for t in (500, 1000, 2000):
+        labels = states[idx[:, :t]]
+        fresh = load_partition(labels, logp=logp[:, :t])
+        first = _first_draws(full, full.logp, t)
+        assert (first.n_states < full.n_states) == (t == 500)
+        for name in ("keys", "index", "logp"):
+            np.testing.assert_array_equal(getattr(first, name), getattr(fresh, name))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            hot = arviz_regen.hotelling_rs(labels, logp=logp[:, :t], k=[2, 5], n_bootstrap=hist.attrs["n_bootstrap"])
+            cc = arviz_regen.coclustering(labels, logp=logp[:, :t], combined=True)
+        np.testing.assert_array_equal(hist["p_value_all"].sel(checkpoint=t), hot["p_value_all"])
+        width = NormalDist().inv_cdf(0.975) * cc["se"].values[np.triu_indices(8, 1)]
+        assert hist["precision"].sel(checkpoint=t) == pytest.approx(np.nanmax(width), rel=1e-12)
 
 
 def _feed(mon, states, chain, n, trace=None):

@@ -165,7 +165,8 @@ def test_one_particle_is_the_sequential_allocation():
     w.members[:4] = order
     log_z, k, g, _, _ = particle_filter(rng_state(1), m, s, w, 0, 4, 4, 1, force, 6, 0.0, w.side)
     assert k == 0 and np.array_equal(w.side[:4], force)
-    np.testing.assert_allclose(g - log_z, sams_log_q(labels, 0, 4, order, m, s, w), rtol=0, atol=1e-12)
+    # beta given, as test_sams gives it: one compiled signature of sams_log_q for both files
+    np.testing.assert_allclose(g - log_z, sams_log_q(labels, 0, 4, order, m, s, w, 1.0), rtol=0, atol=1e-12)
 
 
 def test_too_many_particles_is_refused():
@@ -175,4 +176,6 @@ def test_too_many_particles_is_refused():
     m, s, w = kernel.bundles
     build_state(np.zeros(4, np.int64), m, s)
     with pytest.raises(ValueError, match="n_particles"):
-        particle_move(rng_state(0), m, s, w, MAX_PARTICLES + 1, 0.0, False)
+        # every argument given, as the step kernel gives them: without the last one numba
+        # compiles a second specialisation of the whole move (seconds) just for this refusal
+        particle_move(rng_state(0), m, s, w, MAX_PARTICLES + 1, 0.0, False, 0.0)

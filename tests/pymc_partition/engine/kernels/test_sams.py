@@ -189,7 +189,8 @@ def test_sams_log_q_sums_to_one_over_splits():
         new = z.copy()
         new[order[np.array(outcome, dtype=bool)]] = 1
         new[2] = 1
-        total += np.exp(sams_log_q(new, 0, 2, order, *kernel.bundles))
+        # beta given, as the tests above give it: one compiled signature, not one more without it
+        total += np.exp(sams_log_q(new, 0, 2, order, *kernel.bundles, 1.0))
     np.testing.assert_allclose(total, 1.0, atol=1e-12)
 
 

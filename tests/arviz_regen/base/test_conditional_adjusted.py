@@ -83,7 +83,7 @@ def test_residual_t_scaling_and_df():
     assert eight.batch.max() == N // 8 and eight.adjusted_df == 4 * 8 - 4
 
 
-@pytest.mark.parametrize("phi, check_tau", [(0.0, [1e4] * 4), (0.0, None), (0.6, None)])
+@pytest.mark.parametrize("phi, check_tau", [(0.0, [1e4] * 4), (0.6, None)])
 def test_level(phi, check_tau):
     """On mean-zero terms with a known long-run covariance, 400 runs: the residual's test rejects at
     the rate its reference predicts and all checks together hold the level (3 binomial SEs).
@@ -91,7 +91,8 @@ def test_level(phi, check_tau):
     With independent batch means (white noise) the residual's batch-means t has Student's ``A - 1``
     degrees of freedom; scaled by ``sqrt((A - 1) / (A - 4))`` against ``t(A - 4)`` it rejects
     ``P(|t_{A-1}| > sqrt((A - 1)/(A - 4)) t_{A-4, 0.975})``: 2.7 % with ``A = 16`` (batches capped at a
-    quarter of a chain, as at 2,000 items), 4.7 % with 4 x 1,000 draws of fast chains.
+    quarter of a chain, as at 2,000 items). Slow chains (AR(1), ``phi = 0.6``) get batches of twelve
+    autocorrelation times and many of them: the residual's test then rejects about 5 %.
     """
     rng = np.random.default_rng(7)
     runs = 400

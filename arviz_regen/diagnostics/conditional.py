@@ -185,13 +185,13 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         ``n_draws``; with ``"adjusted"`` also ``adjusted_check``, ``raw_checks``, ``beta`` (the
         adjusted check's regression coefficient on each other check), ``adjusted_mean``,
         ``adjusted_t``, ``adjusted_p_value`` and ``adjusted_df`` (its residual's test); ``capped``
-        (with ``check_tau``): the checks whose batches were cut to a quarter of a chain because
-        their test function moves more slowly than that allows (their own p-values can be too
-        small; all checks together held the level in the benchmarks; longer chains make them
-        sharp); and ``note`` when partition terms lack the ``check_tau`` attribute (computed by
-        an older ``pymc_partition``: scored as before, possibly liberal with many items) or the
-        ``adjusted_check`` attribute (scored by the combination before it, which misses some
-        wrong targets).
+        (with ``check_tau``): the checks whose batches were cut to a quarter of a chain (``N //
+        min_batches`` with that attribute) because their test function moves more slowly than
+        that allows (their own p-values can be too small; all checks together held the level in
+        the benchmarks; longer chains make them sharp); and ``note`` when partition terms lack
+        the ``check_tau`` attribute (computed by an older ``pymc_partition``: scored as before,
+        possibly liberal with many items) or the ``adjusted_check`` attribute (scored by the
+        combination before it, which misses some wrong targets).
 
     Raises
     ------

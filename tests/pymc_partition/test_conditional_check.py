@@ -165,6 +165,7 @@ def test_group_and_chunks():
     np.testing.assert_allclose(da.attrs["check_tau"], want, rtol=1e-12)
     # the combination the test applies: log_post less its regression on the others, beside n_clusters
     assert da.attrs["adjusted_check"] == "log_post" and da.attrs["raw_checks"] == "n_clusters"
+    assert da.attrs["min_batches"] == 8
     res = arviz_regen.conditional_check(idata)["z"]
     assert res.attrs["combination"] == "adjusted" and res.attrs["raw_checks"] == ["n_clusters"]
     assert list(res.attrs["beta"]) == ["n_clusters", "cluster_size", "partner"]

@@ -7,7 +7,9 @@ seed; each prints the rejection rate at α = 0.05 of each test function's p-valu
 them together (``all``, the one a verdict reads), with its binomial standard error and the number
 of runs, for half the items per draw (the default) and all items on the same draws. The test is
 the one ``arviz_regen.conditional_check`` runs on what ``compute_conditional_checks`` stores: each
-check's batches cover its test function's time (``check_tau``).
+check's batches cover its test function's time (``check_tau``), all checks together by the adjusted
+combination its attributes name (``all``; ``all (before)``: the per-check Bonferroni / Hotelling
+combination before it, on the same terms).
 
 level: 8 items (exact posterior): independent exact draws, exact Gibbs chains, sticky Gibbs
     chains (each step kept with probability 0.9), one chain.
@@ -48,7 +50,7 @@ import numpy as np
 
 import arviz_regen.base.conditional as cond_base
 from arviz_regen.base.conditional import conditional_test
-from pymc_partition.conditional_check import _check_times, _strata_and_partners
+from pymc_partition.conditional_check import COMBINATION, _check_times, _strata_and_partners
 from pymc_partition.engine import MoveMix, PartitionKernel
 from pymc_partition.engine.kernels.conditional import CHECK_NAMES, check_function_values, conditional_terms
 from pymc_partition.engine.kernels.slots import (
@@ -66,6 +68,13 @@ from pymc_partition.spec import PartitionSpec
 from pymc_partition.state import canonicalize
 
 ALPHA = 0.05
+#: the combination ``arviz_regen.conditional_check`` applies to what ``compute_conditional_checks``
+#: stores (its attributes, as ``conditional_test``'s keywords); "all (before)": without it
+PLAN = {
+    "adjusted": CHECK_NAMES.index(COMBINATION["adjusted_check"]),
+    "raw": [CHECK_NAMES.index(c) for c in COMBINATION["raw_checks"].split(",")],
+    **({"min_batches": COMBINATION["min_batches"]} if "min_batches" in COMBINATION else {}),
+}
 NIG = {"mu0": 0.0, "kappa0": 0.1, "alpha0": 2.0, "beta0": 2.0}
 GIBBS = MoveMix(1, 0, 0, 0.0, 1)
 
@@ -217,8 +226,9 @@ class Checker:
         try:
             for tau in TAUS:
                 cond_base.TAU_FACTOR = tau
-                res = conditional_test(terms, check_tau=check_tau)
-                out.append(np.r_[res.p_value, res.p_value_all] < ALPHA)
+                res = conditional_test(terms, check_tau=check_tau, **PLAN)
+                before = conditional_test(terms, check_tau=check_tau).p_value_all
+                out.append(np.r_[res.p_value, res.p_value_all, before] < ALPHA)
         finally:
             cond_base.TAU_FACTOR = default
         return np.array(out)
@@ -230,7 +240,8 @@ def rate_str(x):
     return f"{100 * p:5.1f} ± {100 * math.sqrt(max(p * (1 - p), 1e-12) / x.size):3.1f}"
 
 
-HEADER = f"{'design':72s} {'runs':>5s} " + " ".join(f"{c:>12s}" for c in (*CHECK_NAMES, "all")) + "   Δ n_clusters"
+HEADER = (f"{'design':72s} {'runs':>5s} " + " ".join(f"{c:>12s}" for c in (*CHECK_NAMES, "all", "all (before)"))
+          + "   Δ n_clusters")  # fmt: skip
 
 
 def row(name, rejections, extra=""):
@@ -534,9 +545,9 @@ def cost_design(n=2000, n_chains=4, n_draws=1000, repeats=2):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         arviz_regen.regen_summary(idata)
-        for _ in range(repeats):
+        for _, items in ((r, it) for r in range(repeats) for it in ITEMS):
             t0 = time.process_time()
-            pmp.compute_conditional_checks(idata, model=model)
+            pmp.compute_conditional_checks(idata, model=model, items=items)
             check = time.process_time() - t0
             t0 = time.process_time()
             table = arviz_regen.regen_summary(idata)
@@ -544,7 +555,8 @@ def cost_design(n=2000, n_chains=4, n_draws=1000, repeats=2):
             t0 = time.process_time()
             az.ess(idata)
             ess = time.process_time() - t0
-            print(f"cost, {n} items x {n_chains} x {n_draws:,} draws (CPU s): compute_conditional_checks "
+            print(f"cost, {n} items x {n_chains} x {n_draws:,} draws (CPU s; items={items}): "
+                  f"compute_conditional_checks "
                   f"{check:.2f}, regen_summary with the check {summary:.2f} "
                   f"({table.attrs['verdict_status']}), az.ess of the posterior {ess:.2f}: "
                   f"regen_summary / az.ess {summary / ess:.2f}, "

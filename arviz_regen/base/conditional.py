@@ -24,7 +24,13 @@ the draws. Given ``T`` of shape ``(M chains, N draws, p checks)``:
   Hotelling's ``T^2 = M N m' Sigma^+ m`` on the rank ``r`` of ``Sigma``,
   ``T^2 (nu - r + 1) / (r nu)`` against ``F(r, nu - r + 1)``; with ``check_tau`` Hotelling at the
   longest batch when that leaves at least :data:`HOTELLING_MIN_DF` degrees of freedom, else
-  Bonferroni over the per-check tests (Hotelling on few batches loses most of its power).
+  Bonferroni over the per-check tests (Hotelling on few batches loses most of its power);
+* the adjusted combination (``adjusted``, ``raw``): check ``a`` less its regression on the
+  others, ``T_a - beta' T_o`` (``beta`` from the batch-means covariance at ``floor(sqrt(N))``
+  draws), has mean zero under the target and sees a shift of correlated checks' means that no
+  check alone shows; its t test uses the longest per-check batch, ``A - 1 - q`` degrees of
+  freedom and its variance times ``(A - 1) / (A - 1 - q)`` (``q`` regressors); all checks
+  together are Bonferroni's combination of it and the ``raw`` checks' own t tests.
 """
 
 from __future__ import annotations
@@ -88,7 +94,19 @@ class ConditionalTest(NamedTuple):
     batch : ndarray (p,) or None
         Batch length of each check.
     combination : str
-        ``"hotelling"`` or ``"bonferroni"``.
+        ``"hotelling"``, ``"bonferroni"`` or ``"adjusted"`` (the checks ``raw`` as they are and
+        the check ``adjusted`` less its regression on the others, by Bonferroni).
+    adjusted : int or None
+        Index of the check tested after its regression on the others (``"adjusted"`` only).
+    raw : tuple of int or None
+        Indices of the checks tested as they are beside it (``"adjusted"`` only).
+    beta : ndarray (p - 1,) or None
+        Regression coefficients of the adjusted check on the others, in their order.
+    adjusted_mean, adjusted_t, adjusted_p_value : float
+        The residual's grand mean, its t statistic and two-sided p-value (NaN unless
+        ``"adjusted"``).
+    adjusted_df : int
+        Degrees of freedom of ``adjusted_t`` (batches less one, less the regressors' rank).
     """
 
     mean: np.ndarray
@@ -103,6 +121,13 @@ class ConditionalTest(NamedTuple):
     df_each: np.ndarray | None = None
     batch: np.ndarray | None = None
     combination: str = "hotelling"
+    adjusted: int | None = None
+    raw: tuple | None = None
+    beta: np.ndarray | None = None
+    adjusted_mean: float = np.nan
+    adjusted_t: float = np.nan
+    adjusted_p_value: float = np.nan
+    adjusted_df: int = 0
 
 
 def _batch_cov(x, b, grand):
@@ -144,13 +169,13 @@ def batch_length(x, tau_factor=None, state_tau=None):
     return int(min(b, max(N // 2, 1)))
 
 
-def batch_lengths(x, state_tau=None, check_tau=None):
+def batch_lengths(x, state_tau=None, check_tau=None, min_batches=None):
     """Return each check's batch length for ``x (M, N, p)`` given its test function's time.
 
     ``max(b0, min(ceil(CHECK_TAU_FACTOR * check_tau[j]), ceil(STATE_TAU_FACTOR * state_tau),
-    N // MIN_BATCHES))`` per check (the inner maximum over the given times), with ``b0`` the
-    terms' own :func:`batch_length`. A NaN ``check_tau[j]`` (a constant test function) adds
-    nothing.
+    N // min_batches))`` per check (the inner maximum over the given times; ``min_batches``
+    default :data:`MIN_BATCHES`), with ``b0`` the terms' own :func:`batch_length`. A NaN
+    ``check_tau[j]`` (a constant test function) adds nothing.
 
     Returns
     -------
@@ -164,7 +189,7 @@ def batch_lengths(x, state_tau=None, check_tau=None):
         slow = np.where(np.isnan(tau), 0.0, CHECK_TAU_FACTOR * tau)
     if state_tau is not None and np.isfinite(state_tau):
         slow = np.maximum(slow, STATE_TAU_FACTOR * float(state_tau))
-    cap = max(N // MIN_BATCHES, 1)
+    cap = max(N // (MIN_BATCHES if min_batches is None else int(min_batches)), 1)
     slow = np.ceil(np.minimum(slow, cap)).astype(int)
     return np.maximum(slow, b0)
 
@@ -230,7 +255,32 @@ def _per_check(x, mean, b, tol):
     return mcse, t, pv, df.astype(int)
 
 
-def conditional_test(terms, state_tau=None, check_tau=None):
+def _combination_argument(adjusted, raw, min_batches, p):
+    """Validate the adjusted combination's arguments against ``p`` checks."""
+
+    def index(j, what):
+        if isinstance(j, (bool, np.bool_)) or not isinstance(j, (int, np.integer)) or not 0 <= j < p:
+            raise ValueError(f"`{what}` must hold check indices in [0, {p}), got {j!r}.")
+        return int(j)
+
+    if min_batches is not None and (
+        isinstance(min_batches, (bool, np.bool_)) or not isinstance(min_batches, (int, np.integer)) or min_batches < 2
+    ):
+        raise ValueError(f"`min_batches` must be an integer >= 2, got {min_batches!r}.")
+    if adjusted is None:
+        if raw is not None:
+            raise ValueError("`raw` names the checks tested beside an `adjusted` one: give `adjusted` too.")
+        return None, None
+    adjusted = index(adjusted, "adjusted")
+    if p < 2:
+        raise ValueError(f"An `adjusted` check needs other checks to regress on; the terms have {p}.")
+    raw = () if raw is None else tuple(index(j, "raw") for j in np.atleast_1d(np.asarray(raw, dtype=object)))
+    if adjusted in raw or len(set(raw)) != len(raw):
+        raise ValueError(f"`raw` ({list(raw)}) must be distinct checks other than `adjusted` ({adjusted}).")
+    return adjusted, raw
+
+
+def conditional_test(terms, state_tau=None, check_tau=None, *, adjusted=None, raw=None, min_batches=None):
     """Test that the per-draw Stein terms have mean zero (see the module docstring).
 
     Parameters
@@ -248,10 +298,32 @@ def conditional_test(terms, state_tau=None, check_tau=None):
         ``j``'s batches are at least :data:`CHECK_TAU_FACTOR` times as long, and all checks are
         combined by Hotelling at the longest batch or by Bonferroni (module docstring). Default:
         one batch length for all checks and Hotelling's combination.
+    adjusted : int, optional
+        Index of a check tested after subtracting its regression on all the other checks
+        (``docs/maths/conditional_check.md``, "The adjusted combination"): the residual
+        ``T_a - beta' T_o`` has mean zero under the target and a smaller variance when the checks
+        are correlated, and it sees a shift of the checks' means along a direction that no check
+        alone shows. ``beta`` comes from the batch-means covariance at batches of
+        ``floor(sqrt(N))`` draws; the residual's t test uses the longest of the checks' batch
+        lengths, ``A - 1 - q`` degrees of freedom and its variance times ``(A - 1) / (A - 1 - q)``
+        (``q`` the regressors' rank). All checks together are then Bonferroni's combination of
+        that test and the ``raw`` checks' own t tests (``combination == "adjusted"``, whatever
+        the number of batches). Default: the combination of the module docstring.
+    raw : sequence of int, optional
+        Indices of the checks tested as they are beside ``adjusted`` (default: none). Needs
+        ``adjusted``.
+    min_batches : int, optional
+        Slow-time batches are at most ``N // min_batches`` long (default :data:`MIN_BATCHES`).
 
     Returns
     -------
     ConditionalTest
+
+    Raises
+    ------
+    ValueError
+        If ``terms`` is not a finite non-empty ``(M, N, p)`` array, a time is not positive, or
+        ``adjusted`` / ``raw`` / ``min_batches`` are not valid check indices / an integer >= 2.
     """
     x = np.asarray(terms, dtype=float)
     if x.ndim != 3:
@@ -265,17 +337,68 @@ def conditional_test(terms, state_tau=None, check_tau=None):
     if state_tau is not None and not (np.isfinite(state_tau) and state_tau > 0):
         raise ValueError(f"`state_tau` must be a positive number, got {state_tau!r}.")
     check_tau = _check_tau_argument(check_tau, p)
+    adjusted, raw = _combination_argument(adjusted, raw, min_batches, p)
+    if adjusted is not None:
+        return _test_adjusted(x, mean, state_tau, check_tau, adjusted, raw, min_batches)
     if check_tau is not None:
-        return _test_per_check(x, mean, state_tau, check_tau)
+        return _test_per_check(x, mean, state_tau, check_tau, min_batches)
     return _hotelling(x, mean, batch_length(x, state_tau=state_tau))
 
 
-def _test_per_check(x, mean, state_tau, check_tau):
+def _adjusted_t(x, mean, adjusted, b, tol):
+    """Return ``beta``, mean, t, p-value and df of check ``adjusted`` less its regression on the others."""
+    from scipy import stats
+
+    M, N, p = x.shape
+    others = [j for j in range(p) if j != adjusted]
+    # the regression from many short batches: beta's own noise stays small beside the residual's
+    short, _ = _batch_cov(x, max(int(np.sqrt(N)), 1), mean)
+    short = np.where(np.abs(short) > tol * tol, short, 0.0)
+    if not np.all(np.isfinite(short)):
+        return np.full(p - 1, np.nan), np.nan, np.nan, np.nan, 0
+    beta, _, q, _ = np.linalg.lstsq(short[np.ix_(others, others)], short[others, adjusted], rcond=None)
+    r = x[:, :, adjusted] - x[:, :, others] @ beta
+    r_mean = float(r.mean())
+    cov, A = _batch_cov(r[:, :, None], b, np.array([r_mean]))
+    df = A - 1 - int(q)
+    if df < 1:
+        return beta, r_mean, np.nan, np.nan, max(df, 0)
+    # the regressors' rank q costs degrees of freedom, as a regression fitted on the A batch means would
+    var = cov[0, 0] * (A - 1) / df
+    # rounding errors of the adjusted check's scale: a residual that small is zero (collinear checks)
+    r_tol = 1e-8 * max(np.abs(x[:, :, adjusted]).max(), 1e-300)
+    if not var > r_tol * r_tol:
+        t = 0.0 if abs(r_mean) <= r_tol else np.inf * np.sign(r_mean)
+    else:
+        t = r_mean / np.sqrt(var / (M * N))
+    return beta, r_mean, float(t), float(2.0 * stats.t.sf(abs(t), df)), int(df)
+
+
+def _test_adjusted(x, mean, state_tau, check_tau, adjusted, raw, min_batches):
+    """:func:`conditional_test` with the ``adjusted`` combination."""
+    M, N, p = x.shape
+    tol = 1e-8 * max(np.abs(x).max(), 1e-300)
+    b = batch_lengths(x, state_tau, check_tau, min_batches)
+    mcse, t, p_value, df_each = _per_check(x, mean, b, tol)
+    beta, r_mean, r_t, r_p, r_df = _adjusted_t(x, mean, adjusted, int(b.max()), tol)
+    tests = np.r_[p_value[list(raw)], r_p]
+    dfs = np.r_[df_each[list(raw)], r_df]
+    finite = np.isfinite(tests)
+    if finite.any():
+        p_all, df = float(min(1.0, tests[finite].min() * tests.size)), int(dfs[finite].min())
+    else:
+        p_all, df = np.nan, int(dfs.max())
+    rank = int((mcse > 0).sum())
+    return ConditionalTest(mean, mcse, t, p_value, np.nan, rank, df, p_all, M * N, df_each, b, "adjusted",
+                           adjusted, raw, beta, r_mean, r_t, r_p, r_df)  # fmt: skip
+
+
+def _test_per_check(x, mean, state_tau, check_tau, min_batches=None):
     """:func:`conditional_test` with each check's own batch length (``check_tau`` given)."""
     M, N, p = x.shape
     n = M * N
     tol = 1e-8 * max(np.abs(x).max(), 1e-300)
-    b = batch_lengths(x, state_tau, check_tau)
+    b = batch_lengths(x, state_tau, check_tau, min_batches)
     mcse, t, p_value, df_each = _per_check(x, mean, b, tol)
     longest = int(b.max())
     df_all = M * (N // longest) - 1

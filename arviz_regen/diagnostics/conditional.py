@@ -38,6 +38,21 @@ NO_CHECK_TAU = (
     "p-values can be too small with many items; recompute them with "
     "pymc_partition.compute_conditional_checks"
 )
+#: attribute of a variable of terms: the check tested after its regression on the others (the
+#: adjusted combination, :func:`arviz_regen.base.conditional.conditional_test`'s ``adjusted``)
+ADJUSTED_CHECK = "adjusted_check"
+#: attribute of a variable of terms: the checks tested as they are beside it (names, a list or one
+#: comma-separated string; ``raw``)
+RAW_CHECKS = "raw_checks"
+#: attribute of a variable of terms: slow-time batches at most ``N // min_batches`` draws
+MIN_BATCHES_ATTR = "min_batches"
+#: the result's note on partition terms stored without the adjusted combination
+NO_ADJUSTED = (
+    "terms without adjusted_check (computed by an older pymc_partition): all checks combined as "
+    "before (Bonferroni or Hotelling over the checks' own t tests), which misses a wrong target "
+    "that moves the checks' means together (at 2,000 items a NIG beta0 off by 30 %); recompute "
+    "them with pymc_partition.compute_conditional_checks"
+)
 _KINDS = ("p_value", "statistic", "mean", "mcse")
 
 
@@ -59,9 +74,38 @@ def _terms_dataset(data):
     )
 
 
-def _test_terms(terms, state_tau=None, check_tau=None):
+def _test_terms(terms, state_tau=None, check_tau=None, plan=None):
     """Return the test of one variable's terms (chain, draw, check): numpy in, the kernel's result out."""
-    return conditional_test(np.asarray(terms, dtype=float), state_tau=state_tau, check_tau=check_tau)
+    return conditional_test(np.asarray(terms, dtype=float), state_tau=state_tau, check_tau=check_tau, **(plan or {}))
+
+
+def _plan(da, dim):
+    """Return the adjusted combination the terms' attributes name, as ``conditional_test``'s keywords.
+
+    Empty without :data:`ADJUSTED_CHECK` (the combination before it).
+    """
+    checks = [str(c) for c in (da.coords[dim].values if dim in da.coords else range(da.sizes[dim]))]
+    plan = {}
+    if MIN_BATCHES_ATTR in da.attrs:
+        value = da.attrs[MIN_BATCHES_ATTR]
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 2:
+            raise ValueError(f"The attribute {MIN_BATCHES_ATTR!r} of the terms must be an integer >= 2, got {value!r}.")
+        plan["min_batches"] = int(value)
+    if ADJUSTED_CHECK not in da.attrs:
+        if RAW_CHECKS in da.attrs:
+            raise ValueError(f"The terms name {RAW_CHECKS!r} without {ADJUSTED_CHECK!r}.")
+        return plan
+
+    def index(name, attr):
+        if str(name) not in checks:
+            raise ValueError(f"The attribute {attr!r} of the terms names {name!r}, not one of the {dim}s {checks}.")
+        return checks.index(str(name))
+
+    raw = da.attrs.get(RAW_CHECKS, [])
+    raw = [r.strip() for r in raw.split(",") if r.strip()] if isinstance(raw, str) else list(np.atleast_1d(raw))
+    plan["adjusted"] = index(da.attrs[ADJUSTED_CHECK], ADJUSTED_CHECK)
+    plan["raw"] = [index(r, RAW_CHECKS) for r in raw]
+    return plan
 
 
 def _state_tau(da):
@@ -104,12 +148,13 @@ def _run_test(da, client):
     """
     tau = _state_tau(da)
     check_tau = _check_tau(da, da.dims[2])
+    plan = _plan(da, da.dims[2])
     if client is None:
-        return _test_terms(da.values, tau, check_tau)
+        return _test_terms(da.values, tau, check_tau, plan)
     import dask
 
-    key = f"{TASK_PREFIX}-conditional_test-{dask.base.tokenize(da.data, tau, check_tau)}"
-    delayed = dask.delayed(_test_terms, pure=True)(da.data, tau, check_tau, dask_key_name=key)
+    key = f"{TASK_PREFIX}-conditional_test-{dask.base.tokenize(da.data, tau, check_tau, plan)}"
+    delayed = dask.delayed(_test_terms, pure=True)(da.data, tau, check_tau, plan, dask_key_name=key)
     return client.compute(delayed).result()
 
 
@@ -135,20 +180,25 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         One variable per variable of terms (a partition, or ``hyperparameters``), with its
         terms' check dim (``check``, ``hyper_check``): each test function, then ``all`` (every
         check together). Attributes per variable: ``df`` (degrees of freedom of ``all``),
-        ``df_each`` and ``batch`` (each check's), ``combination`` (``"hotelling"`` or
-        ``"bonferroni"``), ``rank`` (checks that are not collinear), ``n_draws``; ``capped``
-        (with ``check_tau``): the checks whose batches were cut to a quarter of a chain because
-        their test function moves more slowly than that allows (their own p-values can be too
-        small; all checks together held the level in the benchmarks; longer chains make them
-        sharp); and ``note`` when partition terms lack the ``check_tau`` attribute (computed by
-        an older ``pymc_partition``: scored as before, possibly liberal with many items).
+        ``df_each`` and ``batch`` (each check's), ``combination`` (``"hotelling"``,
+        ``"bonferroni"`` or ``"adjusted"``), ``rank`` (checks that are not collinear),
+        ``n_draws``; with ``"adjusted"`` also ``adjusted_check``, ``raw_checks``, ``beta`` (the
+        adjusted check's regression coefficient on each other check), ``adjusted_mean``,
+        ``adjusted_t``, ``adjusted_p_value`` and ``adjusted_df`` (its residual's test); ``capped``
+        (with ``check_tau``): the checks whose batches were cut to a quarter of a chain (``N //
+        min_batches`` with that attribute) because their test function moves more slowly than
+        that allows (their own p-values can be too small; all checks together held the level in
+        the benchmarks; longer chains make them sharp); and ``note`` when partition terms lack
+        the ``check_tau`` attribute (computed by an older ``pymc_partition``: scored as before,
+        possibly liberal with many items) or the ``adjusted_check`` attribute (scored by the
+        combination before it, which misses some wrong targets).
 
     Raises
     ------
     ValueError
         If the terms are missing, not finite, lack the ``chain`` or ``draw`` dim or have more
         than one other,
-        or ``kind`` is unknown.
+        or ``kind`` is unknown, or their attributes name checks they do not have.
 
     Notes
     -----
@@ -159,7 +209,13 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
     least four times its test function's time, and four times the sampled state's with
     ``state_tau`` (stored when hyperparameters are sampled alongside), at most a quarter of a
     chain; all checks together by Hotelling's test when the longest batches leave 100 degrees of
-    freedom, else by Bonferroni's. With too few draws for two batches they are NaN.
+    freedom, else by Bonferroni's. With the attributes ``adjusted_check`` and ``raw_checks``
+    (which ``compute_conditional_checks`` stores: ``log_post`` and ``n_clusters``) all checks
+    together are instead Bonferroni's combination of the raw checks' own tests and a t test of
+    the adjusted check less its regression on the others, which sees wrong targets that move
+    correlated checks' means apart (``docs/maths/conditional_check.md``, "The adjusted
+    combination"); the attribute ``min_batches`` changes the cap of a chain's quarter. With too
+    few draws for two batches they are NaN.
 
 
     Examples
@@ -221,10 +277,21 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
                  "rank": int(res.rank), "n_draws": int(res.n_draws)}  # fmt: skip
         if res.batch is not None:
             attrs["batch"] = [int(b) for b in res.batch]
+        if res.combination == "adjusted":
+            others = [c for j, c in enumerate(checks) if j != res.adjusted]
+            attrs.update({
+                ADJUSTED_CHECK: checks[res.adjusted], RAW_CHECKS: [checks[j] for j in res.raw],
+                "beta": {c: float(b) for c, b in zip(others, res.beta)}, "adjusted_mean": float(res.adjusted_mean),
+                "adjusted_t": float(res.adjusted_t), "adjusted_p_value": float(res.adjusted_p_value),
+                "adjusted_df": int(res.adjusted_df),
+            })  # fmt: skip
         if dim == "check" and CHECK_TAU not in da.attrs:  # a partition's terms from before check_tau
             attrs["note"] = NO_CHECK_TAU
+        elif dim == "check" and res.combination != "adjusted":  # from before the adjusted combination
+            attrs["note"] = NO_ADJUSTED
         if CHECK_TAU in da.attrs:
-            tau, cap = _check_tau(da, dim), max(da.sizes["draw"] // MIN_BATCHES, 1)
+            min_batches = int(da.attrs.get(MIN_BATCHES_ATTR, MIN_BATCHES))
+            tau, cap = _check_tau(da, dim), max(da.sizes["draw"] // min_batches, 1)
             attrs["capped"] = [c for c, t in zip(checks, tau) if np.isfinite(t) and CHECK_TAU_FACTOR * t > cap]
         out[name] = xr.DataArray(np.r_[per, whole], dims=(dim,), coords={dim: checks + [ALL]}, attrs=attrs)
     return xr.Dataset(out, attrs={"kind": kind})

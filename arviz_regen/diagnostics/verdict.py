@@ -47,6 +47,7 @@ import numpy as np
 
 from ..base.tour_tests import simes
 from ..xr.regeneration import MIN_TOURS
+from .conditional import NO_ADJUSTED
 
 __all__ = [
     "EXIT_STATUS",
@@ -235,8 +236,12 @@ def conditional_check_adapter(idata, var_name=None, coords=None):
     if not np.isfinite(p):
         return Check(name, p, meaning, "undecided", "too few draws for its batch means (run longer)")
     note = ", ".join(f"{v}: {q:.3g}" for v, q in zip(names, ps))
-    if any("note" in ds[v].attrs for v in names):  # terms from an older pymc_partition
+    notes = {ds[v].attrs.get("note") for v in names} - {None}  # terms from an older pymc_partition
+    if notes - {NO_ADJUSTED}:  # from before check_tau
         note += f"; its terms lack check_tau, so its batches may be too short: {CONDITIONAL_HINT} again"
+    elif NO_ADJUSTED in notes:
+        note += (f"; its terms name no adjusted combination, so errors that move the checks together can be "
+                 f"missed: {CONDITIONAL_HINT} again")  # fmt: skip
     return Check(name, p, meaning, "decided", note)
 
 

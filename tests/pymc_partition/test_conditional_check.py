@@ -163,6 +163,12 @@ def test_group_and_chunks():
     check_function_values(canonicalize(labels.reshape(-1, n)).astype(np.int64), partners, m, s, f)
     want = np.nanmean(integrated_time(np.moveaxis(f.reshape(2, 300, 4), 1, 2)), axis=0)
     np.testing.assert_allclose(da.attrs["check_tau"], want, rtol=1e-12)
+    # the combination the test applies: log_post less its regression on the others, beside n_clusters
+    assert da.attrs["adjusted_check"] == "log_post" and da.attrs["raw_checks"] == "n_clusters"
+    assert da.attrs["min_batches"] == 8
+    res = arviz_regen.conditional_check(idata)["z"]
+    assert res.attrs["combination"] == "adjusted" and res.attrs["raw_checks"] == ["n_clusters"]
+    assert list(res.attrs["beta"]) == ["n_clusters", "cluster_size", "partner"]
     thinned = pmp.compute_conditional_checks(idata, model=model, thin=3, items=2, extend_inferencedata=False)
     assert thinned["z"].shape == (2, 100, 4) and thinned["z"].attrs["items_per_draw"] == 2
     # random_seed, as every public function; `seed` still works for a release (same partners)
@@ -287,6 +293,10 @@ def test_langevin_check_of_hyperparameters():
             "all",
         ]
         p[name] = float(res["hyperparameters"].sel(hyper_check="all"))
+        # the partition's checks combined with the adjustment, the Langevin block by its own test
+        assert res["z"].attrs["combination"] == "adjusted"
+        assert res["hyperparameters"].attrs["combination"] == "hotelling"
+        assert "note" not in res["hyperparameters"].attrs
         # the state's time travels with the terms (independent draws here: about one draw)
         group = idata["conditional_checks"]
         assert all(0.3 < group[v].attrs["state_tau"] < 3.0 for v in ("z", "hyperparameters"))

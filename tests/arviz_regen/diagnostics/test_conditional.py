@@ -247,12 +247,61 @@ def test_result_and_accessor():
     timed = _idata(rng)
     timed["conditional_checks"]["z"].attrs["check_tau"] = [10.0, float("nan"), 1e4]
     out = arviz_regen.conditional_check(timed)["z"]
-    assert "note" not in out.attrs and out.attrs["combination"] == "bonferroni"
+    assert "adjusted_check" in out.attrs["note"] and out.attrs["combination"] == "bonferroni"
     assert out.attrs["batch"][0] == 40 and out.attrs["df_each"][0] == 4 * (500 // 40) - 1
     assert out.attrs["capped"] == ["c"]
     timed["conditional_checks"]["z"].attrs["check_tau"] = [1.0, 2.0]
     with pytest.raises(ValueError, match="check_tau"):
         arviz_regen.conditional_check(timed)
+
+
+def test_adjusted_combination_from_the_attributes():
+    """The terms' attributes name the combination (``compute_conditional_checks`` writes them): the
+    result is the kernel's on the same arrays, with its regression in the attributes; terms without
+    them keep the combination before it (and say so); bad names are refused."""
+    rng = np.random.default_rng(8)
+    idata = _idata(rng)
+    da = idata["conditional_checks"]["z"]
+    da.attrs.update(check_tau=[10.0, 25.0, 200.0], adjusted_check="c", raw_checks="a")
+    res = arviz_regen.conditional_check(idata)["z"]
+    want = conditional_test(da.values, check_tau=[10.0, 25.0, 200.0], adjusted=2, raw=[0])
+    assert res.attrs["combination"] == "adjusted" and "note" not in res.attrs
+    assert float(res.sel(check="all")) == pytest.approx(want.p_value_all)
+    np.testing.assert_allclose(res.values[:3], want.p_value)
+    assert res.attrs["adjusted_check"] == "c" and res.attrs["raw_checks"] == ["a"]
+    assert list(res.attrs["beta"]) == ["a", "b"] and res.attrs["beta"]["b"] == pytest.approx(want.beta[1])
+    assert res.attrs["adjusted_t"] == pytest.approx(want.adjusted_t) and res.attrs["adjusted_df"] == want.adjusted_df
+    assert res.attrs["df"] == want.df and res.attrs["capped"] == ["c"]
+    # a list of names, and the cap
+    da.attrs.update(raw_checks=["a", "b"], min_batches=8)
+    res = arviz_regen.conditional_check(idata)["z"]
+    want = conditional_test(da.values, check_tau=[10.0, 25.0, 200.0], adjusted=2, raw=[0, 1], min_batches=8)
+    assert float(res.sel(check="all")) == pytest.approx(want.p_value_all) and res.attrs["batch"][2] == 500 // 8
+    assert res.attrs["capped"] == ["b", "c"]
+    # the statistic of all checks together is Hotelling's only
+    assert np.isnan(arviz_regen.conditional_check(idata, kind="statistic")["z"].sel(check="all"))
+    # the verdict reads the combined p-value, and notes terms without the combination
+    from arviz_regen.diagnostics.verdict import conditional_check_adapter
+
+    assert conditional_check_adapter(idata).p_value == pytest.approx(want.p_value_all)
+    for bad, match in (
+        ({"adjusted_check": "log_post"}, "adjusted_check"),
+        ({"raw_checks": "a, x"}, "raw_checks"),
+        ({"raw_checks": "c"}, "raw"),
+        ({"min_batches": 1}, "min_batches"),
+    ):
+        broken = _idata(rng)
+        broken["conditional_checks"]["z"].attrs.update({"adjusted_check": "c", "raw_checks": "a", **bad})
+        with pytest.raises(ValueError, match=match):
+            arviz_regen.conditional_check(broken)
+    lone = _idata(rng)
+    lone["conditional_checks"]["z"].attrs["raw_checks"] = "a"
+    with pytest.raises(ValueError, match="adjusted_check"):
+        arviz_regen.conditional_check(lone)
+    old = _idata(rng)
+    old["conditional_checks"]["z"].attrs["check_tau"] = [10.0, 25.0, 200.0]
+    check = conditional_check_adapter(old)
+    assert "no adjusted combination" in check.note and check.status == "decided"
 
 
 def test_bad_input():

@@ -12,6 +12,7 @@ import pytest
 
 import arviz_regen
 from arviz_regen.base.tour_tests import simes
+from arviz_regen.diagnostics.conditional import NO_ADJUSTED
 from arviz_regen.diagnostics.verdict import CONDITIONAL_HINT, Check, combine_checks, decide
 from arviz_regen.testing import (
     gibbs_chain,
@@ -200,6 +201,14 @@ def test_summary_reads_the_conditional_check_when_present(monkeypatch):
 
     monkeypatch.setattr(arviz_regen, "conditional_check", old, raising=False)
     assert "lack check_tau" in run(data).attrs["verdict"]
+
+    # terms from before the adjusted combination: the line says so too
+    def before(data):
+        return fake(data).assign(z=lambda ds: ds.z.assign_attrs(note=NO_ADJUSTED))
+
+    monkeypatch.setattr(arviz_regen, "conditional_check", before, raising=False)
+    line = run(data).attrs["verdict"]
+    assert "no adjusted combination" in line and "lack check_tau" not in line
     monkeypatch.setattr(arviz_regen, "conditional_check", lambda d: fake(d, np.nan), raising=False)
     table = run(data)  # too few draws for its batch means: no pass
     assert (

@@ -185,8 +185,9 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         ``n_draws``; with ``"adjusted"`` also ``adjusted_check``, ``raw_checks``, ``beta`` (the
         adjusted check's regression coefficient on each other check), ``adjusted_mean``,
         ``adjusted_t``, ``adjusted_p_value`` and ``adjusted_df`` (its residual's test); ``capped``
-        (with ``check_tau``): the checks whose batches were cut to a quarter of a chain (``N //
-        min_batches`` with that attribute) because their test function moves more slowly than
+        (with ``check_tau``): the checks whose batches were cut to ``N // min_batches`` draws
+        (an eighth of a chain with the terms ``compute_conditional_checks`` stores, a quarter
+        without that attribute) because their test function moves more slowly than
         that allows (their own p-values can be too small; all checks together held the level in
         the benchmarks; longer chains make them sharp); and ``note`` when partition terms lack
         the ``check_tau`` attribute (computed by an older ``pymc_partition``: scored as before,
@@ -214,7 +215,7 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
     together are instead Bonferroni's combination of the raw checks' own tests and a t test of
     the adjusted check less its regression on the others, which sees wrong targets that move
     correlated checks' means apart (``docs/maths/conditional_check.md``, "The adjusted
-    combination"); the attribute ``min_batches`` changes the cap of a chain's quarter. With too
+    combination"); the attribute ``min_batches`` (8 as stored) makes that cap ``N // min_batches``. With too
     few draws for two batches they are NaN.
 
 

@@ -59,6 +59,8 @@ import tempfile
 import textwrap
 import time
 
+from revisions import export_tree
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Runs first in every entry point's interpreter: records numba's compile events and prints them,
@@ -257,9 +259,7 @@ def _run(name, source_dir, caches, workdir, data_dir=""):
 def _export(rev, into):
     """The package at git revision ``rev``, exported into ``into`` (no .git, no caches)."""
     os.makedirs(into)
-    archive = subprocess.run(["git", "-C", ROOT, "archive", rev], capture_output=True, check=True)
-    subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True)
-    return into
+    return export_tree(rev, into)
 
 
 def _goal(name):

@@ -87,6 +87,8 @@ import pymc as pm  # noqa: E402
 
 logging.getLogger("pymc").setLevel(logging.ERROR)  # after the import, which sets it
 
+from revisions import export_tree  # noqa: E402
+
 import pymc_partition as pmp  # noqa: E402
 from pymc_partition.datasets import arabidopsis_path, load_arabidopsis  # noqa: E402
 
@@ -640,9 +642,7 @@ def interleaved(rev, quick, data_path, n_items):
     """
     root = os.path.abspath(os.path.join(HERE, ".."))
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "-C", root, "archive", rev, "pymc_partition", "arviz_regen"],
-                                 check=True, capture_output=True).stdout  # fmt: skip
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        export_tree(rev, tmp, ["pymc_partition", "arviz_regen"])
         workers = {"now": Worker(root), "prev": Worker(tmp)}
         results = {"now": [], "prev": []}
         try:

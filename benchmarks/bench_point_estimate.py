@@ -38,6 +38,7 @@ if "--previous" not in sys.argv:
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
+from revisions import export_tree  # noqa: E402
 
 N_ITEMS, N_CHAIN, N_DRAW, N_CLUSTERS, NOISE = 2000, 4, 1000, 4, 0.02
 BIG_ITEMS, BIG_DRAWS, SUBSET = 20_000, 1000, 2000
@@ -239,10 +240,7 @@ def _best_of_draws(z, spec, load_partition, state_weights, mean_loss):
 def extract_previous(tmp):
     """The previous version's arviz_regen (git archive of PREVIOUS_COMMIT) in ``tmp``, or None."""
     try:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", PREVIOUS_COMMIT, "arviz_regen"], capture_output=True, check=True
-        )
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        export_tree(PREVIOUS_COMMIT, tmp, ["arviz_regen"])
     except (OSError, subprocess.CalledProcessError):
         return None
     return tmp

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import arviz as az  # noqa: E402
 import numpy as np  # noqa: E402
+from revisions import export_tree  # noqa: E402
 
 import arviz_regen  # noqa: E402
 from arviz_regen.testing import make_idata, metropolis_chain, random_partitions, zipf_probs  # noqa: E402
@@ -94,9 +95,7 @@ def other_tree(rev, arrays, repeat):
             shutil.copytree(os.path.join(root, "arviz_regen"), os.path.join(tmp, "arviz_regen"),
                             ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
         else:
-            archive = subprocess.run(["git", "-C", root, "archive", rev, "arviz_regen"],
-                                     check=True, capture_output=True).stdout  # fmt: skip
-            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            export_tree(rev, tmp, ["arviz_regen"])
         code = f"""
 import sys, json, time, warnings
 warnings.filterwarnings("ignore")

@@ -54,6 +54,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import pymc as pm  # noqa: E402
 import pytensor.tensor as pt  # noqa: E402
+from revisions import export_tree  # noqa: E402
 from scipy.special import gammaln  # noqa: E402
 
 import pymc_partition as pmp  # noqa: E402
@@ -241,10 +242,7 @@ def time_previous(rev, data_path, draws):
 
     here = os.path.dirname(os.path.abspath(__file__))
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "-C", os.path.join(here, ".."), "archive", rev,
-                                  "pymc_partition", "arviz_regen"],
-                                 check=True, capture_output=True).stdout  # fmt: skip
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        export_tree(rev, tmp, ["pymc_partition", "arviz_regen"])
         code = f"""
 import sys, json, warnings, logging
 warnings.filterwarnings("ignore"); logging.getLogger("pymc").setLevel(logging.ERROR)

@@ -58,6 +58,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from revisions import export_tree
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -283,9 +284,7 @@ def same_results(a, b):
 def extract_previous(rev, tmp):
     """The package at ``rev`` (git archive) in ``tmp``; None if git or the revision is missing."""
     try:
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "arviz_regen"], capture_output=True,
-                                 check=True).stdout  # fmt: skip
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        export_tree(rev, tmp, ["arviz_regen"])
     except (OSError, subprocess.CalledProcessError):
         return None
     return tmp

@@ -41,6 +41,7 @@ import time
 import warnings
 
 import numpy as np
+from revisions import export_tree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -134,9 +135,7 @@ def previous_version(rev, kind, n, d, repeats):
             for pkg in ("pymc_partition", "arviz_regen"):
                 shutil.copytree(os.path.join(root, pkg), os.path.join(tmp, pkg))
         else:
-            archive = subprocess.run(["git", "-C", root, "archive", rev, "pymc_partition", "arviz_regen"],
-                                     check=True, capture_output=True).stdout  # fmt: skip
-            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            export_tree(rev, tmp, ["pymc_partition", "arviz_regen"])
         code = f"""
 import sys, time, json, warnings, logging
 warnings.filterwarnings("ignore"); logging.getLogger("pymc").setLevel(logging.ERROR)

@@ -31,6 +31,8 @@ from .addresses import float64_at as _float64_at
 from .addresses import int32_at as _int32_at
 from .addresses import int64_at as _int64_at
 from .addresses import uint64_at as _uint64_at
+from .kernel_compiler import INNER as _INNER
+from .kernel_compiler import compile_cfunc
 from .salso import RunStats
 
 __all__ = [
@@ -66,10 +68,6 @@ _PTR, _SEG, _W, _TAB, _CNT, _QQ, _DIRTY = (_ROUTE + 4 * s for s in range(len(TRA
 # what the route functions are asked to do (argument ``what``)
 _SCORE, _MOVE, _CLEAR, _RELABEL, _RESET, _SAVE, _RESTORE, _LOSS = range(8)
 
-#: options of the kernels called only from compiled code: no Python or C entry points to build
-#: (part of what a first call compiles), no reference counting (they allocate nothing)
-_INNER = {"cache": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True, "_nrt": False}
-
 #: (op address, meta address, a, scale, truth_term, kcap, k_random, max_scans, max_zealous, init,
 #: start, rng and stats addresses) -> ok: see :func:`run`
 RUN_SIGNATURE = types.int64(
@@ -91,7 +89,7 @@ def route_op(route):
     """Return the callback of ``route`` ("psm" or "tracks"), compiled (or read from disk) on first use."""
     op = _COMPILED.get(route)
     if op is None:
-        op = _COMPILED[route] = numba.cfunc(SIGNATURE, cache=True, _nrt=False)(_psm_op if route == "psm" else _track_op)
+        op = _COMPILED[route] = compile_cfunc(SIGNATURE, _psm_op if route == "psm" else _track_op)
     return op
 
 
@@ -99,7 +97,7 @@ def run_op():
     """Return the search's callback (:func:`_run`), compiled (or read from disk) on first use."""
     op = _COMPILED.get("run")
     if op is None:
-        op = _COMPILED["run"] = numba.cfunc(RUN_SIGNATURE, cache=True, _nrt=False)(_run)
+        op = _COMPILED["run"] = compile_cfunc(RUN_SIGNATURE, _run)
     return op
 
 

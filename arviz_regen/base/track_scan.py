@@ -20,6 +20,8 @@ from .addresses import describe
 from .addresses import float64_at as _float64_at
 from .addresses import int64_at as _int64_at
 from .cluster_match import WORK_ROWS, match_rows
+from .kernel_compiler import INNER as _INNER
+from .kernel_compiler import compile_cfunc
 
 __all__ = ["SCAN_ARRAYS", "scan"]
 
@@ -37,10 +39,11 @@ SCAN_ARRAYS = (
 
 _SEQ, _FIRST, _W, _UL, _EPT, _EPW, _SEG, _CL, _TR, _WORK, _OUT = (4 * s for s in range(len(SCAN_ARRAYS)))
 
-#: options of the helpers called only from the callback: no entry points, no reference counting
-_INNER = {"cache": True, "no_cpython_wrapper": True, "no_cfunc_wrapper": True, "_nrt": False}
-
 _COMPILED = {}
+
+#: the matching of consecutive partitions, compiled for pointers like the scan (the array
+#: version, :func:`~arviz_regen.base.cluster_match.group_and_match`, compiles it for arrays)
+_match_rows = numba.njit(**_INNER)(match_rows.py_func)
 
 
 @numba.njit(**_INNER)
@@ -120,7 +123,7 @@ def _scan_op(meta, fill):
         elif seq[t] != cur:
             cur = seq[t]
             n_v = _load(m[_UL] + 8 * n * cur, wk + row, n)
-            match_rows(n_u, n_v, True, n, lu, lv, ou, cu, ov, cv, fp, overlap, owner, owner_n, moved)
+            _match_rows(n_u, n_v, True, n, lu, lv, ou, cu, ov, cv, fp, overlap, owner, owner_n, moved)
             for q in range(n_v):
                 cl_new[q] = -1
             for q in range(n_u):
@@ -174,7 +177,7 @@ def _scan_op(meta, fill):
 def _compiled():
     op = _COMPILED.get("scan")
     if op is None:
-        op = _COMPILED["scan"] = numba.cfunc(types.int64(types.int64, types.int64), cache=True, _nrt=False)(_scan_op)
+        op = _COMPILED["scan"] = compile_cfunc(types.int64(types.int64, types.int64), _scan_op)
     return op
 
 

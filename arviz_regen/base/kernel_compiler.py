@@ -1,0 +1,76 @@
+"""How the pointer-style kernels are compiled: numba's nopython pipeline less the passes they never need.
+
+The kernels of the SALSO search (:mod:`arviz_regen.base.salso_ops`) and the scan of the cluster
+tracks (:mod:`arviz_regen.base.track_scan`) are C callbacks on scalars and plain pointers
+(:mod:`arviz_regen.base.addresses`): no closures, ``with`` blocks, literal unrolling, inlined
+overloads, array expressions or ``raise``. A first call in a fresh environment (no numba disk
+cache) compiles them, and most of that is numba's own Python-side passes. :class:`Compiler` runs
+only the passes such code needs (bytecode to IR, SSA, type inference, legalisation, lowering):
+the others (closure inlining, rewrites, dead-branch pruning, literal handling, inlining of
+``inline="always"`` functions) find nothing to do in them but still walk their IR several times.
+The machine code is the same kind of code (the same LLVM optimisation), and so are the results.
+
+:func:`compile_cfunc` also pauses Python's cyclic garbage collector while numba compiles
+(:func:`arviz_regen.base.lazy_jit.gc_paused`): the compiler allocates millions of short-lived
+objects, and each collection they trigger walks every object of the process.
+
+Importing this module imports numba: only the compiled paths import it, on their first use.
+"""
+
+from __future__ import annotations
+
+import numba
+from numba.core.compiler import CompilerBase
+from numba.core.compiler_machinery import PassManager
+from numba.core.typed_passes import (
+    AnnotateTypes,
+    IRLegalization,
+    NativeLowering,
+    NoPythonBackend,
+    NoPythonSupportedFeatureValidation,
+    NopythonTypeInference,
+    PreLowerStripPhis,
+)
+from numba.core.untyped_passes import FixupArgs, IRProcessing, ReconstructSSA, TranslateByteCode
+
+from .lazy_jit import gc_paused
+
+__all__ = ["Compiler", "INNER", "compile_cfunc"]
+
+
+class Compiler(CompilerBase):
+    """numba's nopython pipeline with only the passes scalar and pointer kernels need.
+
+    Pass it as ``pipeline_class`` to ``numba.cfunc`` or ``numba.njit``. A construct the
+    dropped passes would have handled (a closure, ``literal_unroll``, an array expression)
+    fails to compile with a numba error rather than compiling differently.
+    """
+
+    def define_pipelines(self):
+        """Return the one pipeline: bytecode to IR, SSA, type inference, lowering."""
+        pm = PassManager("pointer_kernel")
+        pm.add_pass(TranslateByteCode, "analyzing bytecode")
+        pm.add_pass(FixupArgs, "fix up args")
+        pm.add_pass(IRProcessing, "processing IR")
+        pm.add_pass(ReconstructSSA, "ssa")
+        pm.add_pass(NopythonTypeInference, "nopython frontend")
+        pm.add_pass(PreLowerStripPhis, "remove phis nodes")
+        pm.add_pass(NoPythonSupportedFeatureValidation, "ensure features that are in use are in a valid form")
+        pm.add_pass(IRLegalization, "ensure IR is legal prior to lowering")
+        pm.add_pass(AnnotateTypes, "annotate types")
+        pm.add_pass(NativeLowering, "native lowering")
+        pm.add_pass(NoPythonBackend, "nopython mode backend")
+        pm.finalize()
+        return [pm]
+
+
+#: ``numba.njit(**INNER)``: a kernel called only from compiled code. No Python or C entry points
+#: to build, no reference counting (it allocates nothing), and no disk cache of its own: it is
+#: compiled into its callers, whose cached machine code holds it
+INNER = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True, "_nrt": False, "pipeline_class": Compiler}
+
+
+def compile_cfunc(signature, func):
+    """Return ``numba.cfunc(signature)(func)`` through :class:`Compiler`, cached on disk, without reference counting."""
+    with gc_paused():
+        return numba.cfunc(signature, cache=True, _nrt=False, pipeline_class=Compiler)(func)

@@ -154,7 +154,7 @@ def _psm_op(what, meta, i, k1, k2, K, a, scale, truth_term):
             if what == 3:
                 S[j * ka + k2] = 0.0
     elif what == 4 or what == 6:
-        k_top = ka if what == 4 else max(K, k1)
+        k_top = ka if what == 4 else (K if K >= k1 else k1)
         for j in range(n):
             for k in range(k_top):
                 S[j * ka + k] = 0.0
@@ -222,7 +222,9 @@ def _track_op(what, meta, i, k1, k2, K, a, scale, truth_term):
             h2 = seg[3 * s + 2] + tr
             stale = -1  # whether any running sum of QQ[0] is stale (a loop without branches)
             for k in range(K):
-                stale = max(stale, dirty[tr * k_alloc + k])
+                d = dirty[tr * k_alloc + k]
+                if d > stale:  # max(): a compare and select, no other function to compile
+                    stale = d
             # stale sums brought up to date: QQ[1] for i's cluster, then QQ[0] for all if any
             for q in range(K + 1 if stale >= 0 else 1):
                 mm = 1 if q == 0 else 0
@@ -272,7 +274,7 @@ def _track_op(what, meta, i, k1, k2, K, a, scale, truth_term):
                 dirty[at + k2] = ptr[n + 1 + tr]
     elif what == 4 or what == 6:
         # columns from max(K, k1) on are zero already (k1: the clusters before a restore)
-        k_top = k_alloc if what == 4 else max(K, k1)
+        k_top = k_alloc if what == 4 else (K if K >= k1 else k1)
         for g in range(E):
             for k in range(k_top):
                 cnt[g * k_alloc + k] = 0
@@ -293,10 +295,10 @@ def _track_op(what, meta, i, k1, k2, K, a, scale, truth_term):
             est += tab[F + size[k]]
         cross = 0.0
         for g in range(E):
-            s = 0.0
+            row = 0.0
             for k in range(K):
-                s += tab[F + cnt[g * k_alloc + k]]
-            cross += w[g] * s
+                row += tab[F + cnt[g * k_alloc + k]]
+            cross += w[g] * row
         return scale * (a * truth_term + (2.0 - a) * est - 2.0 * cross)
     return 0.0
 

@@ -3,7 +3,8 @@
 - a kernel compiled through the shortened pipeline computes what numba's default pipeline
   compiles (loops, branches, a name rebound to another type, a call to an inner kernel);
 - a construct that needs a pass it leaves out (a closure, ``literal_unroll``) is refused with
-  a numba error, never compiled differently;
+  a numba error, never compiled differently, and so is a name given an integer and a float
+  (without SSA numba would type it as a float silently);
 - ``gc_paused`` pauses the cyclic collector for its block, nested or not, and restores the
   state it found, also when the block raises; a lazily jitted kernel's first call runs with it.
 """
@@ -84,6 +85,26 @@ def _unrolled(x):
 @pytest.mark.parametrize("func", [_closure, _unrolled])
 def test_what_needs_a_left_out_pass_is_refused(func):
     with pytest.raises(numba.core.errors.NumbaError):
+        numba.cfunc(types.float64(types.int64), pipeline_class=Compiler)(func)
+
+
+def _int_then_float(x):
+    s = 0
+    for _ in range(x):
+        s = s + 0.5
+    return s
+
+
+def _signed_then_unsigned(x):
+    z = x
+    for _ in range(3):
+        z = np.uint64(z) * np.uint64(3)
+    return z
+
+
+@pytest.mark.parametrize("func, name", [(_int_then_float, "'s'"), (_signed_then_unsigned, "'z'")])
+def test_a_name_given_two_kinds_of_value_is_refused(func, name):
+    with pytest.raises(numba.core.errors.TypingError, match=name + " is given a .* but typed"):
         numba.cfunc(types.float64(types.int64), pipeline_class=Compiler)(func)
 
 

@@ -4,12 +4,13 @@ The kernels of the SALSO search (:mod:`arviz_regen.base.salso_ops`) and the scan
 tracks (:mod:`arviz_regen.base.track_scan`) are C callbacks on scalars and plain pointers
 (:mod:`arviz_regen.base.addresses`): no closures, ``with`` blocks, literal unrolling, inlined
 overloads, array expressions or ``raise``. A first call in a fresh environment (no numba disk
-cache) compiles them, and most of that is numba's own Python-side passes. :class:`Compiler` runs
-only the passes such code needs (bytecode to IR, type inference, legalisation, lowering): the
-others (closure inlining, rewrites, dead-branch pruning, literal handling, inlining of
-``inline="always"`` functions, SSA form) find nothing to do in them but still walk their IR
-several times.
-The machine code is the same kind of code (the same LLVM optimisation), and so are the results.
+cache) compiles them, and about half of that is numba's own Python-side passes, each walking the
+kernel's IR. :class:`Compiler` runs only the passes such code needs (bytecode to IR, type
+inference, legalisation, lowering). The others (closure inlining, rewrites, dead-branch pruning,
+literal handling, inlining of ``inline="always"`` functions) find nothing to do in them; SSA
+form, which keeps apart values of different types given to one name, is replaced by a check
+that each name holds one kind of value (:class:`OneTypePerName`). LLVM optimises the lowered
+code as before.
 
 :func:`compile_cfunc` also pauses Python's cyclic garbage collector while numba compiles
 (:func:`arviz_regen.base.lazy_jit.gc_paused`): the compiler allocates millions of short-lived
@@ -72,10 +73,15 @@ class OneTypePerName(AnalysisPass):
                 if not isinstance(stmt, ir.Assign) or stmt.target.name.startswith("$"):
                     continue
                 value, given = stmt.value, None
-                if isinstance(value, (ir.Var, ir.Arg)):
+                if isinstance(value, ir.Var):
                     given = typemap.get(value.name)
+                elif isinstance(value, ir.Arg):
+                    given = state.args[value.index]
                 elif isinstance(value, (ir.Const, ir.Global, ir.FreeVar)):
-                    given = state.typingctx.resolve_value_type(value.value)
+                    try:
+                        given = state.typingctx.resolve_value_type(value.value)
+                    except ValueError:  # typed some other way by type inference: nothing to compare
+                        given = None
                 elif isinstance(value, ir.Expr) and value in calltypes:
                     given = calltypes[value].return_type
                 named = typemap[stmt.target.name]

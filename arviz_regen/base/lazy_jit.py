@@ -18,8 +18,8 @@ never rewritten.
 
 :func:`gc_paused` pauses Python's cyclic garbage collector while numba compiles: the compiler
 allocates millions of short-lived objects, and every collection they trigger walks all the
-objects of the process (a first call with xarray and pandas loaded spent 0.2-0.4 s of CPU in
-them). A lazily jitted kernel's first call runs with it paused.
+objects of the process (with xarray and pandas loaded, a noticeable part of a first call). A
+lazily jitted kernel's first call runs with it paused.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ own arrays (:data:`RUN_ARRAYS`) are described the same way. The caller keeps the
 :func:`describe` (:mod:`arviz_regen.base.addresses`, the one place addresses are taken) checks
 each array's dtype, dimensions and layout.
 
+All are compiled through :class:`arviz_regen.base.kernel_compiler.Compiler` (numba's pipeline
+less the passes such kernels never need).
+
 Imported by the search's first run (this module imports numba: ``import arviz_regen`` does not).
 """
 

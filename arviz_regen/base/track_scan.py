@@ -5,7 +5,8 @@ its arrays through plain pointers described by one int64 ``meta`` array
 (:func:`arviz_regen.base.addresses.describe`), as the SALSO route functions do
 (:mod:`arviz_regen.base.salso_ops`): no Python entry point unboxing a dozen arrays, no array
 views to reference-count; the matching of consecutive partitions
-(:func:`arviz_regen.base.cluster_match.match_rows`) is compiled for pointers.
+(:func:`arviz_regen.base.cluster_match.match_rows`) is compiled for pointers. Both go through
+:class:`arviz_regen.base.kernel_compiler.Compiler`.
 
 Imported by the first scan (this module imports numba: ``import arviz_regen`` does not).
 """

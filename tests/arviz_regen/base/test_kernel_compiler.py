@@ -96,7 +96,7 @@ def _int_then_float(x):
 
 
 def _signed_then_unsigned(x):
-    z = x
+    z = x + 1
     for _ in range(3):
         z = np.uint64(z) * np.uint64(3)
     return z

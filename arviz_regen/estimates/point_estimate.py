@@ -19,7 +19,7 @@ import xarray as xr
 from ..base.pair_kernels import check_memory
 from ..base.partition_loss import _losses, mean_loss, parse_loss
 from ..base.salso import INITS, SEARCH_DEFAULTS, salso_search
-from ..base.seeds import random_seed_argument
+from ..base.seeds import random_seed_argument, seed_attribute
 from ..base.state import all_partitions, bell_number
 from ..xr.distributed import map_blocks, n_threads, resolve_client, using_client
 from ..xr.draws import load_partition
@@ -215,7 +215,8 @@ def point_estimate(
         and its cost ``a``, the method and search settings, runs that reached the best loss
         (``runs_at_best``; many: a stable optimum), the draws the runs searched on
         (``search_draws``: long chains are thinned for the runs, their best estimates then scored
-        and sweetened on all draws, ``polish_moves`` items moving there), seconds spent.
+        and sweetened on all draws, ``polish_moves`` items moving there), the ``seed`` (its
+        decimal string beyond 64 bits, -1 for a Generator), seconds spent.
 
     Examples
     --------
@@ -308,7 +309,7 @@ def point_estimate(
         "method": method,
         "route": used_route,
         "max_clusters": int(max_clusters) if max_clusters is not None else n,
-        "seed": int(seed) if isinstance(seed, (int, np.integer)) else -1,
+        "seed": seed_attribute(seed, missing=-1),
         "n_draws": int(pdraws.index.size),
         "n_states": int(pdraws.n_states),
         "seconds": float(seconds),

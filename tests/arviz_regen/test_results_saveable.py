@@ -74,6 +74,7 @@ RESULTS = {
     "rs_estimate": lambda rec, wand: arviz_regen.rs_estimate(rec, lambda labels: labels.max(axis=-1)),
     "top_states": lambda rec, wand: arviz_regen.top_states(rec),
     "point_estimate": lambda rec, wand: arviz_regen.point_estimate(rec, random_seed=1, n_runs=4),
+    "point_estimate_128_bit_seed": lambda rec, wand: arviz_regen.point_estimate(rec, random_seed=2**127 + 5, n_runs=4),
     "credible_ball": lambda rec, wand: arviz_regen.credible_ball(rec, random_seed=1, n_runs=4),
     "expected_loss": lambda rec, wand: arviz_regen.expected_loss(
         rec, get_group(rec, "posterior")["z"].values[0, -1], per_draw=True

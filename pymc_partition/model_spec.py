@@ -886,7 +886,9 @@ def _vector_slices(vector, values, point):
     for v in values:
         shape = np.shape(point[v.name])
         size = int(np.prod(shape))
-        out[v] = vector[start : start + size].reshape(shape).astype(v.dtype)
+        # a scalar as one index: what compile_density's scalar code reads (a slice and a reshape are two nodes)
+        piece = vector[start] if shape == () else vector[start : start + size].reshape(shape)
+        out[v] = piece.astype(v.dtype)
         start += size
     return out
 
@@ -1002,8 +1004,10 @@ def hyperparameter_block(model, vars, point):
             clusters = _clusters_log_marginal(family) if len(terms) == 1 else None
             if clusters is not None:  # a predictive form's code sums the clusters' log marginals
                 names_h, fn = clusters
-                vec = pt.concatenate([pt.cast(pt.as_tensor_variable(family._param(k)), "float64").ravel()
-                                      for k in names_h])  # fmt: skip
+                parts_h = [pt.cast(pt.as_tensor_variable(family._param(k)), "float64") for k in names_h]
+                # scalars as one vector node (a join of reshaped scalars is three)
+                vec = (pt.stack(parts_h) if all(h.ndim == 0 for h in parts_h)
+                       else pt.concatenate([h.ravel() for h in parts_h]))  # fmt: skip
                 form_term = (vec, fn, set().union(*(uses(p) for p in params)))
                 for p in params:
                     for u in uses(p):

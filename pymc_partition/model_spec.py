@@ -369,8 +369,10 @@ def _prior_routine(rv):
     names = prior._param_names
     randoms = node.op.prior_params
     fixed = np.array([np.nan if k in randoms else float(getattr(prior, k)) for k in names], dtype=np.float64)
+    # log_h of no random parameter (a Dirichlet process's): written once, not at every read
+    h_fixed = not set(node.op.inner_inputs) & set(ancestors([node.op.inner_outputs[1]]))
     return {"graphs": list(node.inputs), "params": fixed, "slots": [names.index(k) for k in randoms],
-            "n": int(n), "name": name, "message": CONDITIONS[name]}  # fmt: skip
+            "n": int(n), "name": name, "message": CONDITIONS[name], "h_fixed": h_fixed}  # fmt: skip
 
 
 class HyperparameterReader:
@@ -496,20 +498,23 @@ class HyperparameterReader:
         params, log_g, log_h = self._prior_arrays
         for slot, v in zip(self._prior["slots"], values_p):
             params[slot] = v
-        status = self._tables_call(params, log_g, log_h)
+        status = self._tables_call(params, log_g, log_h, self._with_h)
         if status == 1:
             raise _outside_domain(ParameterValueError(self._prior["message"]), self.names, values)
+        self._with_h = not self._prior["h_fixed"]  # written: kept if no random parameter changes it
         return log_g, log_h, status == 2
 
     def _take_prior_routine(self):
         """Take the prior's numba routine (process-local) and the arrays it reads and writes at each read."""
         prior = self._prior
         self._prior_arrays = (prior["params"].copy(), np.empty(prior["n"]), np.empty(prior["n"]))
+        self._with_h = True  # log_h not written yet
         routine = _tables_routine(prior["name"])
-        routine(*self._prior_arrays)  # compiled (or loaded from numba's cache) now: its entry point skips the typing
+        args = (*self._prior_arrays, True)
+        routine(*args)  # compiled (or loaded from numba's cache) now: its entry point skips the typing
         from .engine.kernels.step import compiled_entry
 
-        self._tables_call = compiled_entry(routine, self._prior_arrays)
+        self._tables_call = compiled_entry(routine, args)
 
     def _dispatcher(self):
         """Numba's dispatcher of the function, without PyTensor's Python wrapper.

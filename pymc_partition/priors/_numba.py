@@ -9,7 +9,8 @@ normalized as :meth:`~.base.PartitionPrior.tables_graph` normalizes it (``log_g[
 ``log_h[0] = 0``), and checks the same conditions.
 
 A routine takes ``params`` (float64, the prior's ``_param_names`` in order) and writes ``log_g``
-and ``log_h`` (float64, ``n_items + 1`` each); it returns 0, 1 when a condition on the
+and, if ``with_h``, ``log_h`` (float64, ``n_items + 1`` each: a caller whose ``log_h`` does not
+depend on the random parameters writes it once); it returns 0, 1 when a condition on the
 parameters fails (the tables are then left unwritten), or 2 when ``log_g`` has NaN entries.
 """
 
@@ -28,7 +29,7 @@ CONDITIONS = {"dirichlet_process_tables": "alpha > 0", "pitman_yor_tables": "0 <
 
 
 @numba.njit(cache=True, nogil=True)
-def dirichlet_process_tables(params, log_g, log_h):
+def dirichlet_process_tables(params, log_g, log_h, with_h):
     """:class:`~.classic.DirichletProcess`'s tables at ``params = [alpha]``."""
     a = params[0]
     if not a > 0.0:
@@ -39,14 +40,15 @@ def dirichlet_process_tables(params, log_g, log_h):
     log_g[0] = -math.inf
     for c in range(1, n + 1):
         log_g[c] = float(c) * log_a - rising
-    log_h[0] = 0.0
-    for k in range(1, n + 1):
-        log_h[k] = math.lgamma(float(k))
+    if with_h:
+        log_h[0] = 0.0
+        for k in range(1, n + 1):
+            log_h[k] = math.lgamma(float(k))
     return _nan_status(log_g)
 
 
 @numba.njit(cache=True, nogil=True)
-def pitman_yor_tables(params, log_g, log_h):
+def pitman_yor_tables(params, log_g, log_h, with_h):
     """:class:`~.classic.PitmanYor`'s tables at ``params = [alpha, d]``."""
     a, d = params[0], params[1]
     if not (d >= 0.0 and d < 1.0 and a + d > 0.0):
@@ -59,9 +61,10 @@ def pitman_yor_tables(params, log_g, log_h):
     for k in range(1, n):
         total += math.log(float(k) * d + a)
         log_g[k + 1] = total - rising
-    log_h[0] = 0.0
-    for k in range(1, n + 1):
-        log_h[k] = log_rising_scalar(1.0 - d, float(k - 1))
+    if with_h:
+        log_h[0] = 0.0
+        for k in range(1, n + 1):
+            log_h[k] = log_rising_scalar(1.0 - d, float(k - 1))
     return _nan_status(log_g)
 
 

@@ -7,9 +7,9 @@ import pymc_partition as pmp
 from pymc_partition.priors._numba import dirichlet_process_tables, pitman_yor_tables
 
 
-def _routine(routine, params, n_items):
+def _routine(routine, params, n_items, with_h=True):
     log_g, log_h = np.full(n_items + 1, 7.0), np.full(n_items + 1, 7.0)
-    status = routine(np.array(params, dtype=np.float64), log_g, log_h)
+    status = routine(np.array(params, dtype=np.float64), log_g, log_h, with_h)
     return status, log_g, log_h
 
 
@@ -55,3 +55,9 @@ def test_routines_refuse_parameters_outside_the_domain(routine, params):
 def test_routines_report_nan_tables():
     assert _routine(dirichlet_process_tables, [np.inf], 5)[0] == 2
     assert _routine(pitman_yor_tables, [np.inf, 0.3], 5)[0] == 2
+
+
+def test_routines_leave_log_h_alone_unless_asked():
+    for routine, params in ((dirichlet_process_tables, [2.0]), (pitman_yor_tables, [2.0, 0.3])):
+        status, log_g, log_h = _routine(routine, params, 5, with_h=False)
+        assert status == 0 and np.all(log_h == 7.0) and np.isfinite(log_g[1:]).all()

@@ -286,7 +286,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
     import pymc as pm
     import xarray as xr
 
-    from arviz_regen.base.seeds import random_seed_argument
+    from arviz_regen.base.seeds import random_seed_argument, seed_attribute
     from arviz_regen.xr.containers import (
         add_group,
     )
@@ -386,7 +386,7 @@ def compute_conditional_checks(idata, *, model=None, var_names=None, items=0.5, 
             )
         coords = {d: da.coords[d].values for d in ("chain", "draw") if d in da.coords}
         coords["check"] = list(CHECK_NAMES)
-        seed_attr = {"seed": int(seed)} if isinstance(seed, (int, np.integer)) else {}
+        seed_attr = {} if seed_attribute(seed) is None else {"seed": seed_attribute(seed)}
         tau_attr = {STATE_TAU: state_tau} if reader is not None and state_tau is not None else {}
         tau_attr[CHECK_TAU] = _check_times(f_values.reshape(n_chain, n_draw, len(CHECK_NAMES)))
         results[rv.name] = xr.DataArray(

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import warnings
 
-__all__ = ["random_seed_argument"]
+import numpy as np
+
+__all__ = ["random_seed_argument", "seed_attribute"]
+
+#: netCDF attributes hold integers of at most 64 bits
+_INT64 = 2**63
 
 
 def random_seed_argument(random_seed, old, *, old_name="seed", default=None, stacklevel=3):
@@ -44,3 +49,25 @@ def random_seed_argument(random_seed, old, *, old_name="seed", default=None, sta
     warnings.warn(f"`{old_name}` is deprecated and will be removed in the next release: use random_seed "
                   "(same meaning, same draws)", DeprecationWarning, stacklevel=stacklevel)  # fmt: skip
     return old
+
+
+def seed_attribute(seed, missing=None):
+    """Return ``seed`` as a result's attribute, which netCDF and zarr both hold.
+
+    Parameters
+    ----------
+    seed : int, numpy.random.Generator or None
+        The seed a public function used.
+    missing : int or None
+        The attribute for a seed that is not an integer (a Generator, None).
+
+    Returns
+    -------
+    int, str or None
+        The integer; beyond 64 bits (a 128-bit seed from ``secrets.randbits(128)``, as numpy
+        advises) its decimal string: ``int(attribute)`` gives the seed back.
+    """
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        return missing
+    seed = int(seed)
+    return seed if -_INT64 <= seed < _INT64 else str(seed)

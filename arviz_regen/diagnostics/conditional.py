@@ -108,6 +108,11 @@ def _plan(da, dim):
     return plan
 
 
+def _names(checks):
+    """Return check names as one comma-separated string (netCDF keeps a one-name list only as a string)."""
+    return ",".join(checks)
+
+
 def _state_tau(da):
     """Return the terms' ``state_tau`` attribute (see :func:`conditional_check`), or None."""
     tau = da.attrs.get(STATE_TAU)
@@ -182,17 +187,20 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         check together). Attributes per variable: ``df`` (degrees of freedom of ``all``),
         ``df_each`` and ``batch`` (each check's), ``combination`` (``"hotelling"``,
         ``"bonferroni"`` or ``"adjusted"``), ``rank`` (checks that are not collinear),
-        ``n_draws``; with ``"adjusted"`` also ``adjusted_check``, ``raw_checks``, ``beta`` (the
-        adjusted check's regression coefficient on each other check), ``adjusted_mean``,
-        ``adjusted_t``, ``adjusted_p_value`` and ``adjusted_df`` (its residual's test); ``capped``
-        (with ``check_tau``): the checks whose batches were cut to ``N // min_batches`` draws
+        ``n_draws``; with ``"adjusted"`` also ``adjusted_check``, ``raw_checks`` (comma-separated
+        names), ``beta`` (the adjusted check's regression coefficient on each check, over the
+        variable's check coordinate: NaN at the adjusted check itself and at ``all``),
+        ``adjusted_mean``, ``adjusted_t``, ``adjusted_p_value`` and ``adjusted_df`` (its residual's
+        test); ``capped`` (with ``check_tau``; comma-separated names, empty when none): the checks
+        whose batches were cut to ``N // min_batches`` draws
         (an eighth of a chain with the terms ``compute_conditional_checks`` stores, a quarter
         without that attribute) because their test function moves more slowly than
         that allows (their own p-values can be too small; all checks together held the level in
         the benchmarks; longer chains make them sharp); and ``note`` when partition terms lack
         the ``check_tau`` attribute (computed by an older ``pymc_partition``: scored as before,
         possibly liberal with many items) or the ``adjusted_check`` attribute (scored by the
-        combination before it, which misses some wrong targets).
+        combination before it, which misses some wrong targets). Every attribute is a string or a
+        number or a vector of numbers, so the result saves to netCDF as to zarr.
 
     Raises
     ------
@@ -279,10 +287,12 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         if res.batch is not None:
             attrs["batch"] = [int(b) for b in res.batch]
         if res.combination == "adjusted":
-            others = [c for j, c in enumerate(checks) if j != res.adjusted]
+            # netCDF attributes hold strings and numeric vectors only: names as one string, beta over the coordinate
+            beta = np.full(len(checks) + 1, np.nan)
+            beta[[j for j in range(len(checks)) if j != res.adjusted]] = res.beta
             attrs.update({
-                ADJUSTED_CHECK: checks[res.adjusted], RAW_CHECKS: [checks[j] for j in res.raw],
-                "beta": {c: float(b) for c, b in zip(others, res.beta)}, "adjusted_mean": float(res.adjusted_mean),
+                ADJUSTED_CHECK: checks[res.adjusted], RAW_CHECKS: _names(checks[j] for j in res.raw),
+                "beta": [float(b) for b in beta], "adjusted_mean": float(res.adjusted_mean),
                 "adjusted_t": float(res.adjusted_t), "adjusted_p_value": float(res.adjusted_p_value),
                 "adjusted_df": int(res.adjusted_df),
             })  # fmt: skip
@@ -293,6 +303,6 @@ def conditional_check(data, *, var_names=None, kind="p_value", client=None):
         if CHECK_TAU in da.attrs:
             min_batches = int(da.attrs.get(MIN_BATCHES_ATTR, MIN_BATCHES))
             tau, cap = _check_tau(da, dim), max(da.sizes["draw"] // min_batches, 1)
-            attrs["capped"] = [c for c, t in zip(checks, tau) if np.isfinite(t) and CHECK_TAU_FACTOR * t > cap]
+            attrs["capped"] = _names(c for c, t in zip(checks, tau) if np.isfinite(t) and CHECK_TAU_FACTOR * t > cap)
         out[name] = xr.DataArray(np.r_[per, whole], dims=(dim,), coords={dim: checks + [ALL]}, attrs=attrs)
     return xr.Dataset(out, attrs={"kind": kind})

@@ -30,6 +30,7 @@ import numpy as np
 import xarray as xr
 
 from ..base.hotelling_t2 import DEFAULT_TOL, t2_core
+from ..base.seeds import seed_attribute
 from ..base.tour_t2 import tour_t2_test
 from ..base.tour_tests import all_chains_test
 from ..xr.draws import load_partition
@@ -406,7 +407,7 @@ def _dataset(pdraws, res, ks_req, scalar_k, positions, method, pooled, logp_var,
                 "chains (agreement), renewal bootstrap (recurrence)"
             ),
             "n_bootstrap": int(n_bootstrap),
-            "random_seed": -1 if random_seed is None else int(random_seed),
+            "random_seed": seed_attribute(random_seed, missing=-1),
             "pooled": int(bool(pooled)),
             "k": ks_req.tolist(),
             "regeneration_state": labels[0].tolist(),

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import arviz_regen
-from arviz_regen.base.seeds import random_seed_argument
+from arviz_regen.base.seeds import random_seed_argument, seed_attribute
 
 
 def test_the_argument_and_its_old_name():
@@ -16,6 +16,15 @@ def test_the_argument_and_its_old_name():
         assert random_seed_argument(None, 5) == 5
     with pytest.raises(TypeError, match="not both"):
         random_seed_argument(1, 2)
+
+
+def test_seed_attribute_fits_netcdf():
+    """Integers of 64 bits as they are, larger ones (numpy's advised 128-bit seeds) as their digits."""
+    assert seed_attribute(7) == 7 and type(seed_attribute(np.int64(7))) is int
+    assert seed_attribute(2**63 - 1) == 2**63 - 1 and seed_attribute(2**63) == str(2**63)
+    assert int(seed_attribute(2**127 + 5)) == 2**127 + 5
+    assert seed_attribute(None) is None and seed_attribute(np.random.default_rng(1), missing=-1) == -1
+    assert seed_attribute(True) is None
 
 
 @pytest.fixture(scope="module")

@@ -249,7 +249,7 @@ def test_result_and_accessor():
     out = arviz_regen.conditional_check(timed)["z"]
     assert "adjusted_check" in out.attrs["note"] and out.attrs["combination"] == "bonferroni"
     assert out.attrs["batch"][0] == 40 and out.attrs["df_each"][0] == 4 * (500 // 40) - 1
-    assert out.attrs["capped"] == ["c"]
+    assert out.attrs["capped"] == "c"
     timed["conditional_checks"]["z"].attrs["check_tau"] = [1.0, 2.0]
     with pytest.raises(ValueError, match="check_tau"):
         arviz_regen.conditional_check(timed)
@@ -268,16 +268,17 @@ def test_adjusted_combination_from_the_attributes():
     assert res.attrs["combination"] == "adjusted" and "note" not in res.attrs
     assert float(res.sel(check="all")) == pytest.approx(want.p_value_all)
     np.testing.assert_allclose(res.values[:3], want.p_value)
-    assert res.attrs["adjusted_check"] == "c" and res.attrs["raw_checks"] == ["a"]
-    assert list(res.attrs["beta"]) == ["a", "b"] and res.attrs["beta"]["b"] == pytest.approx(want.beta[1])
+    assert res.attrs["adjusted_check"] == "c" and res.attrs["raw_checks"] == "a"
+    # beta over the coordinate: a coefficient per regressor, NaN at the adjusted check and at all
+    np.testing.assert_allclose(res.attrs["beta"], [*want.beta, np.nan, np.nan])
     assert res.attrs["adjusted_t"] == pytest.approx(want.adjusted_t) and res.attrs["adjusted_df"] == want.adjusted_df
-    assert res.attrs["df"] == want.df and res.attrs["capped"] == ["c"]
+    assert res.attrs["df"] == want.df and res.attrs["capped"] == "c"
     # a list of names, and the cap
     da.attrs.update(raw_checks=["a", "b"], min_batches=8)
     res = arviz_regen.conditional_check(idata)["z"]
     want = conditional_test(da.values, check_tau=[10.0, 25.0, 200.0], adjusted=2, raw=[0, 1], min_batches=8)
     assert float(res.sel(check="all")) == pytest.approx(want.p_value_all) and res.attrs["batch"][2] == 500 // 8
-    assert res.attrs["capped"] == ["b", "c"]
+    assert res.attrs["raw_checks"] == "a,b" and res.attrs["capped"] == "b,c"
     # the statistic of all checks together is Hotelling's only
     assert np.isnan(arviz_regen.conditional_check(idata, kind="statistic")["z"].sel(check="all"))
     # the verdict reads the combined p-value, and notes terms without the combination

@@ -134,6 +134,43 @@ def test_conditional_check(client):
         arviz_regen.conditional_check(terms.where(terms.draw != 3), client=client)
 
 
+def test_conditional_check_adjusted_combination(client, wandering, tmp_path):
+    """The terms ``compute_conditional_checks`` computes from the lazily read draws on the cluster, saved
+    with them and read back in dask chunks: the adjusted combination's attributes (``adjusted_check``,
+    ``raw_checks``, ``min_batches``) reach the task on the worker, and the p-values, the result's
+    attributes and the verdict are those in memory."""
+    pm = pytest.importorskip("pymc")
+    pmp = pytest.importorskip("pymc_partition")
+    idata, lazy = wandering
+    y = np.repeat([-6.0, -2.0, 2.0, 6.0], 10) + np.random.default_rng(0).normal(size=40)
+    with pm.Model() as model:
+        z = pmp.Partition("z", n_items=40, prior=pmp.DirichletProcess(1.0))
+        pmp.MarginalLikelihood("y", partition=z, observed=y, family=pmp.NormalInverseGamma.from_data(y, n_clusters=4))
+    terms = pmp.compute_conditional_checks(idata, model=model, extend_inferencedata=False)
+    with distributed.get_task_stream(client) as ts, using_client(client):
+        from_chunks = pmp.compute_conditional_checks(lazy, model=model, extend_inferencedata=False)
+    assert ts.data  # the draws' chunks were read by the cluster's worker
+    xr.testing.assert_identical(from_chunks, terms)
+    assert terms["z"].attrs["adjusted_check"] == "log_post" and terms["z"].attrs["min_batches"] == 8
+    terms["z"].attrs["check_tau"][3] = 40.0  # log_post's batches meet the cap, N // min_batches
+    here_data = from_datasets({"posterior": get_group(idata, "posterior"), "conditional_checks": terms})
+    stored = open_inference_data(save_inference_data(here_data, tmp_path / "terms.zarr"), chunks={"draw": 100})
+    assert get_group(stored, "conditional_checks")["z"].chunks[1] == (100,) * 6
+    here = arviz_regen.conditional_check(here_data)
+    there, names = _ran(client, lambda: arviz_regen.conditional_check(stored, client=client))
+    assert names["conditional_test"] == 1
+    xr.testing.assert_identical(there, here)
+    attrs = there["z"].attrs
+    assert attrs["combination"] == "adjusted" and attrs["adjusted_check"] == "log_post"
+    assert attrs["raw_checks"] == "n_clusters"
+    assert attrs["capped"] == "log_post" and attrs["batch"][3] == 600 // 8  # min_batches = 8, not 4
+    table_here = arviz_regen.regen_summary(here_data)
+    table_there = arviz_regen.regen_summary(stored, client=client)
+    pd.testing.assert_frame_equal(table_there, table_here)
+    assert table_there.attrs["verdict"] == table_here.attrs["verdict"]
+    assert table_there.loc["conditional_check", "p_value_all"] == float(there["z"].sel(check="all"))
+
+
 def test_regen_summary(client, wandering):
     idata, lazy = wandering
     here = arviz_regen.regen_summary(idata)

@@ -73,9 +73,37 @@ def test_chains_trapped_in_different_modes_never_stop_and_end_not_reached():
     assert stopped is None  # pm.sample ran to its draws
     decision = monitor.decision
     assert decision["status"] == "not reached" and decision["stopped_at"] == 400
-    assert decision["draws_needed"] > 400 and "about" in decision["reason"]
+    assert decision["draws_needed"] > 400
     assert list(monitor.history["checkpoint"].values) == [100, 200, 400]
     assert not (monitor.history["status"] == "PASS").any()
+
+
+def test_trapped_chains_are_told_what_it_means_and_what_to_do():
+    """The line for chains apart (issue 30): stuck in different states, how many items apart, the
+    draws a floor (not "about"), the cost at the run's pace, what to do instead of waiting."""
+    monitor = StopWhenReached(n_chains=4, every=100, growth=2.0)
+    with pytest.warns(RuntimeWarning):
+        _feed(monitor, _draws(400, trapped=True))
+    reason = monitor.decision["reason"]
+    assert reason.startswith("NOT REACHED within budget (the draws of pm.sample, 400 draws per chain): "
+                             "the chains are stuck in different states (")  # fmt: skip
+    # chains 0, 1 sit in the 2-cluster mode, 2, 3 in the 3-cluster one: 1-3 items apart, 0 within a mode
+    most = int(reason.split("differ in ")[1].split(" of 6 items")[0])
+    assert 1 <= most <= 3 and "chains 0 and 1" not in reason and "chains 2 and 3" not in reason
+    assert f"at least {monitor.decision['draws_needed']:,} per chain, about " in reason
+    assert "at this run's pace" in reason and "max_seconds" in reason and "credible ball" in reason
+    assert "about 40,000 draws per chain needed" not in reason  # a floor, not an estimate
+
+
+def test_items_apart_counts_the_items_to_move():
+    from arviz_regen.diagnostics.run_length import _items_apart
+
+    assert _items_apart([0, 0, 1, 1, 2], [5, 5, 3, 3, 3]) == 1
+    assert _items_apart([0, 0, 1, 1], [1, 1, 0, 0]) == 0  # the same partition, other labels
+    assert _items_apart([0, 0, 0, 0], [0, 1, 2, 3]) == 3
+    assert _items_apart([0, 1, 0, 1, 2, 2], [0, 0, 1, 1, 2, 2]) == 2
+    with pytest.raises(ValueError, match="same items"):
+        _items_apart([0, 1], [0, 1, 2])
 
 
 def test_the_time_budget_ends_not_reached_with_the_draws_needed():

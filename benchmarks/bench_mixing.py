@@ -293,7 +293,7 @@ def _outcome(monitor, keep, cum=None):
     if d["status"] == "reached":
         at = keep + d["stopped_at"]
         return (float(cum[:, at - 1].sum()) if cum is not None else None), at, status, d["reason"]
-    capped = "capped" in d["reason"]  # chains apart: the number is a floor (run_length._CAP)
+    capped = "capped" in d["reason"] or "at least" in d["reason"]  # chains apart: the number is a floor
     return None, f"{'>= ' if capped else '~'}{(d['draws_needed'] or 0) + keep:,}", status, d["reason"]
 
 

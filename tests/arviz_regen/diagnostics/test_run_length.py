@@ -95,6 +95,23 @@ def test_trapped_chains_are_told_what_it_means_and_what_to_do():
     assert "about 40,000 draws per chain needed" not in reason  # a floor, not an estimate
 
 
+def test_when_reached_gives_trapped_chains_the_same_line():
+    import xarray as xr
+
+    draws = _draws(400, trapped=True)
+    labels = np.stack([np.stack([d.point["z"] for d in draws if d.chain == c]) for c in range(4)])
+    logp = np.stack([[d.stats[0]["partition_logp"] for d in draws if d.chain == c] for c in range(4)])
+    coords = {"chain": np.arange(4), "draw": np.arange(400)}
+    idata = xr.DataTree.from_dict({
+        "posterior": xr.Dataset({"z": (("chain", "draw", "z_dim_0"), labels)}, coords=coords),
+        "sample_stats": xr.Dataset({"partition_logp": (("chain", "draw"), logp)}, coords=coords),
+    })  # fmt: skip
+    out = arviz_regen.when_reached(idata, var_names="z", every=100, growth=2.0)
+    reason = out.attrs["reason"]
+    assert out.attrs["status"] == "not reached" and "the chains are stuck in different states" in reason
+    assert " of 6 items" in reason and "at least" in reason and "pace" not in reason  # no clock for saved draws
+
+
 def test_items_apart_counts_the_items_to_move():
     from arviz_regen.diagnostics.run_length import _items_apart
 

@@ -19,11 +19,11 @@ is the largest of these. For chains trapped in different modes it is a lower bou
 R-hat falls only once they cross; the estimate is capped at 100 times the draws drawn (a
 "capped" note then says so).
 
-Trapped chains. When the estimate is capped or chain agreement rejects, the NOT REACHED line says
-so in words a user can act on: the chains are stuck in different states, how many items their
-most probable states differ in (the items to move to turn one into the
-other), that the number of draws is a floor ("at least"), what it would cost at the run's pace,
-and what to do instead of waiting.
+Trapped chains. When the estimate is capped, an R-hat is above 1.1 or chain agreement rejects,
+the NOT REACHED line says so in words a user can act on: the chains are stuck in different
+states, how many items their most probable states differ in (the items to move to turn one into
+the other), that the number of draws is a floor ("at least"), what it would cost at the run's
+pace, and what to do instead of waiting.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import numpy as np
 import xarray as xr
 
 from .online import _ChainWatch
-from .verdict import MIN_ESS_PER_CHAIN, RHAT_MAX
+from .verdict import MIN_ESS_PER_CHAIN, RHAT_APART, RHAT_MAX
 
 __all__ = ["draws_needed", "StopWhenReached", "when_reached"]
 
@@ -103,8 +103,11 @@ def _duration(seconds):
 
 
 def _trapped(table):
+    """Chains apart: chain agreement rejects, an R-hat is above RHAT_APART, or the estimate was capped."""
     failing = table.attrs.get("verdict_status") == "FAIL" and "chain_agreement" in table.attrs.get("decided_by", "")
-    return failing or "capped" in table.attrs.get("draws_needed_reason", "")
+    r_hat = table["r_hat"].astype(float) if "r_hat" in getattr(table, "columns", ()) else None
+    apart = r_hat is not None and bool((r_hat > RHAT_APART).any())
+    return failing or apart or "capped" in table.attrs.get("draws_needed_reason", "")
 
 
 def _not_reached_line(budget, t, table, apart=None, seconds_per_draw=None):

@@ -112,6 +112,21 @@ def test_when_reached_gives_trapped_chains_the_same_line():
     assert " of 6 items" in reason and "at least" in reason and "pace" not in reason  # no clock for saved draws
 
 
+def test_r_hat_above_1_1_is_trapped_even_when_the_estimate_is_not_capped():
+    """Digits seed 2 (issue 30): R-hat 1.7 asked for 316,390 draws, under the cap; still stuck."""
+    from arviz_regen.diagnostics.run_length import _not_reached_line
+
+    line = {}
+    for r_hat in (1.7, 1.03):
+        table = pd.DataFrame({"sd": [1.0], "ess_bulk": [50.0], "r_hat": [r_hat]}, index=["binder_ref1"])
+        table.attrs.update(verdict="verdict: NOT REACHED", verdict_status="NOT REACHED", decided_by="chain_agreement",
+                           draws_needed=316_390, draws_needed_reason=f"R-hat of binder_ref1 is {r_hat}")  # fmt: skip
+        line[r_hat] = _not_reached_line("600 s", 3382, table, (456, 1, 2, 1797), seconds_per_draw=0.01)
+    assert "stuck in different states" in line[1.7] and "at least 316,390 per chain" in line[1.7]
+    assert "chains 1 and 2 differ in 456 of 1,797 items" in line[1.7] and "about 53 minutes" in line[1.7]
+    assert "stuck" not in line[1.03] and "about 316,390 draws per chain needed" in line[1.03]
+
+
 def test_items_apart_counts_the_items_to_move():
     from arviz_regen.diagnostics.run_length import _items_apart
 

@@ -4,6 +4,7 @@ Run from the repository root (scikit-learn supplies the real data and the baseli
 Old Faithful and the galaxies: ``pip install -e .[bench,galaxies]``; nothing is downloaded)::
 
     python benchmarks/bench_mixing.py [--quick | --full | --draws N] [--data iris,wine] [--seed 1]
+    python benchmarks/bench_mixing.py --data digits --budget 600 --thin 10   # the run-length path
 
 Data sets, each standardised (``StandardScaler``) as a user would: simulated Gaussian mixtures of
 200, 2,000 and (``--full``) 20,000 items (5 components in 3 dimensions, unequal sizes, some
@@ -17,7 +18,8 @@ not the hyperpriors).
 
 Move mixes, each one step per draw:
 
-- ``Gibbs``: one collapsed Gibbs sweep (``GibbsPartition``'s default);
+- ``Gibbs``: one collapsed Gibbs sweep (``GibbsPartition``'s default, the step ``pm.sample()``
+  picks for a partition);
 - ``SplitMerge``: one restricted-Gibbs split-merge proposal from 5 scans and one Gibbs sweep
   (``SplitMerge``'s default, the mix the README recommends today);
 - ``SAMS k + Gibbs``: ``k`` sequentially allocated merge-split proposals and one Gibbs sweep
@@ -41,15 +43,24 @@ loop), one after another; the first 20% of each chain is dropped. Reported per m
 of the 4 chains (``time.process_time``, compilation excluded); R-hat (rank-normalised) and bulk
 ESS over the 4 chains of ``n_clusters``, ``partition_logp`` and the VI distances to the reference
 partitions (:func:`arviz_regen.partition_traces`; the smallest over them); ESS per CPU second and
-its ratio to ``SplitMerge`` (today's default), the figure that decides; the merge-split
+its ratio to the baseline mix (``--baseline``, default ``Gibbs``: ``pm.sample()``'s default) and
+the geometric mean of the three ratios, the figures that decide; the merge-split
 acceptance rate; the ARI against the known labels of the point estimate (the kept draw of highest
 ``partition_logp`` over all chains: SALSO's search would cost more than the chains at 2,000
 items); and the CPU seconds of the 4 chains until the verdict's criteria hold (R-hat <= 1.01 and
 bulk ESS >= 400 of every trace, chain agreement: :class:`arviz_regen.StopWhenReached` fed the
 draws as ``pm.sample`` would, the dropped 20% as tuning), or the draws per chain it says are
-needed. ESS on chains that disagree (R-hat well above 1) is small whatever its rate: read the two
-together. Baseline beside the mixes: scikit-learn's ``BayesianGaussianMixture`` (Dirichlet
-process weights, 10 components, full covariances), its CPU seconds and ARI.
+needed, with its reason when not reached. ESS on chains that disagree (R-hat well above 1) is
+small whatever its rate: read the two together.
+
+``--budget S`` measures the run-length path instead: the 4 chains step in turn (as ``pm.sample``
+with 4 cores draws them side by side), ``--thin`` steps per draw, ``--tune`` draws of tuning, each
+draw fed to ``StopWhenReached`` as it comes; the run ends at the first PASS or when the CPU
+seconds of sampling and checks reach ``S``, and the verdict line of the last checkpoint is
+printed. ``--save DIR`` keeps each run's labels and log posteriors.
+
+Baseline beside the mixes: scikit-learn's ``BayesianGaussianMixture`` (Dirichlet process weights,
+10 components, full covariances), its CPU seconds and ARI.
 """
 
 from __future__ import annotations
@@ -59,6 +70,7 @@ import os
 import sys
 import time
 import warnings
+from collections import namedtuple
 
 import numpy as np
 
@@ -111,12 +123,12 @@ def tempered(move_mix, n_replicas, beta_min):
     return move_mix, geometric_ladder(n_replicas, beta_min)
 
 
-BASELINE = "SplitMerge"
-QUICK_MIXES = ("Gibbs", BASELINE, "SAMS 10 + Gibbs", "SAMS 10 bal+inf + Gibbs")
+BASELINE = "Gibbs"  # pm.sample()'s default step (GibbsPartition)
+QUICK_MIXES = (BASELINE, "SplitMerge", "SAMS 10 + Gibbs", "SAMS 10 bal+inf + Gibbs")
 QUICK_DATA = ("sim200", "iris", "faithful", "galaxies")
 MIXES = {
-    "Gibbs": mix(),
-    BASELINE: mix(n_split_merge=1, n_scans=5),
+    BASELINE: mix(),
+    "SplitMerge": mix(n_split_merge=1, n_scans=5),
     "SAMS 3 + Gibbs": mix(n_sams=3),
     "SAMS 10 + Gibbs": mix(n_sams=10),
     "SAMS 30 + Gibbs": mix(n_sams=30),
@@ -266,14 +278,30 @@ def run_mix(spec, move_mix, draws, seed):
     return labels, lp, k, cum, best, (acc / prop if prop else np.nan), swaps
 
 
+def _monitor(every):
+    return StopWhenReached(n_chains=N_CHAINS, every=every, growth=1.25, param_vars=())
+
+
+_Draw = namedtuple("Draw", "chain is_last draw_idx tuning stats point")
+
+
+def _outcome(monitor, keep, cum=None):
+    """(CPU seconds of the 4 chains when it stopped or None, draws per chain (reached) or the
+    draws it says are needed, the verdict status and the decision's reason)."""
+    d = monitor.decision
+    status = d["table"].attrs["verdict_status"] if d.get("table") is not None else "NOT REACHED"
+    if d["status"] == "reached":
+        at = keep + d["stopped_at"]
+        return (float(cum[:, at - 1].sum()) if cum is not None else None), at, status, d["reason"]
+    capped = "capped" in d["reason"] or "at least" in d["reason"]  # chains apart: the number is a floor
+    return None, f"{'>= ' if capped else '~'}{(d['draws_needed'] or 0) + keep:,}", status, d["reason"]
+
+
 def until_reached(labels, lp, cum, every):
     """Feed the draws to :class:`arviz_regen.StopWhenReached` as ``pm.sample`` would (chains
     interleaved, the first 20% as tuning): (CPU seconds of the 4 chains when it stopped, or None;
-    draws per chain it says are needed; CPU seconds of its checks)."""
-    from collections import namedtuple
-
-    draw = namedtuple("Draw", "chain is_last draw_idx tuning stats point")
-    monitor = StopWhenReached(n_chains=N_CHAINS, every=every, growth=1.25, param_vars=())
+    draws per chain it says are needed; verdict status; reason; CPU seconds of its checks)."""
+    monitor = _monitor(every)
     keep = int(WARMUP * lp.shape[1])
     start = time.process_time()
     with warnings.catch_warnings():
@@ -281,17 +309,67 @@ def until_reached(labels, lp, cum, every):
         try:
             for t in range(lp.shape[1]):
                 for c in range(N_CHAINS):
-                    monitor(None, draw(c, t == lp.shape[1] - 1, t, t < keep, [{"partition_logp": lp[c, t]}],
-                                       {"z": labels[c, t]}))  # fmt: skip
+                    monitor(None, _Draw(c, t == lp.shape[1] - 1, t, t < keep, [{"partition_logp": lp[c, t]}],
+                                        {"z": labels[c, t]}))  # fmt: skip
         except KeyboardInterrupt:
             pass
     checks = time.process_time() - start
-    d = monitor.decision
+    out = _outcome(monitor, keep, cum)
     monitor.close()
-    if d["status"] == "reached":
-        return float(cum[:, keep + d["stopped_at"] - 1].sum()), d["stopped_at"] + keep, checks
-    capped = "capped" in d["reason"]  # chains apart: the number is a floor (run_length._CAP)
-    return None, f"{'>= ' if capped else '~'}{(d['draws_needed'] or 0) + keep:,}", checks
+    return (*out, checks)
+
+
+def run_budget(spec, move_mix, budget, seed, thin, tune, every):
+    """The run-length path under a CPU budget: 4 chains stepped in turn (as ``pm.sample`` with 4
+    cores draws them side by side), ``thin`` steps per kept draw, the first ``tune`` draws as
+    tuning, every draw fed to :class:`arviz_regen.StopWhenReached` at once; the run ends at its
+    first PASS or once the CPU seconds of sampling and checks reach ``budget`` (then its last
+    draws are the run's last, and it decides on them). Returns what :func:`run_mix` does (CPU
+    per chain of sampling only), then the outcome (:func:`_outcome`) and the checks' CPU."""
+    kernel = PartitionKernel.from_spec(spec, move_mix)
+    n = spec.n_items
+    rngs = [np.random.default_rng([seed, c]) for c in range(N_CHAINS)]
+    states = [kernel.init(np.zeros(n, np.int64)) for _ in range(N_CHAINS)]
+    labels, lp, k, cum = [], [], [], []
+    spent = np.zeros(N_CHAINS)
+    acc = prop = 0
+    best, best_lp = None, -np.inf
+    monitor, checks, last = _monitor(every), 0.0, False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            t = 0
+            while not last:
+                row_l, row_lp, row_k = [], [], []
+                for c in range(N_CHAINS):
+                    start = time.process_time()
+                    for _ in range(thin):
+                        states[c], res = kernel.step(states[c], rngs[c])
+                        acc += res.n_proposals_accepted
+                        prop += res.n_proposals
+                    spent[c] += time.process_time() - start
+                    row_l.append(np.asarray(states[c], np.int32))
+                    row_lp.append(res.partition_logp)
+                    row_k.append(res.n_clusters)
+                    if t >= tune and res.partition_logp > best_lp:
+                        best, best_lp = states[c].copy(), res.partition_logp
+                labels.append(row_l)
+                lp.append(row_lp)
+                k.append(row_k)
+                cum.append(spent.copy())
+                last = spent.sum() + checks >= budget
+                start = time.process_time()
+                for c in range(N_CHAINS):
+                    monitor(None, _Draw(c, last, t, t < tune, [{"partition_logp": row_lp[c]}], {"z": row_l[c]}))
+                checks += time.process_time() - start
+                t += 1
+        except KeyboardInterrupt:
+            checks += time.process_time() - start
+    labels = np.asarray(labels).transpose(1, 0, 2)
+    lp, k, cum = np.asarray(lp).T, np.asarray(k).T, np.asarray(cum).T
+    out = _outcome(monitor, tune, cum)
+    monitor.close()
+    return (labels, lp, k, cum, best, (acc / prop if prop else np.nan), None), (*out, checks)
 
 
 def trace_ess(labels, lp, k):
@@ -320,6 +398,11 @@ def _fmt(v, spec=".2f"):
     return "—" if v is None or not np.isfinite(v) else format(v, spec)
 
 
+def _gm(values):
+    v = np.asarray([x for x in values if np.isfinite(x) and x > 0], float)
+    return float(np.exp(np.log(v).mean())) if v.size else np.nan
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="4 x 300 draws, 4 data sets, 4 mixes (about 3 min)")
@@ -327,6 +410,14 @@ def main(argv=None):
     parser.add_argument("--draws", type=int, default=None, help="draws per chain (overrides --quick)")
     parser.add_argument("--data", default=None, help="comma-separated subset of the data sets")
     parser.add_argument("--mixes", default=None, help="comma-separated subset of the move mixes")
+    parser.add_argument("--baseline", default=BASELINE, help=f"the mix the ratios divide by (default {BASELINE!r})")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="the run-length path: CPU seconds (sampling + checks) for the 4 chains, "
+                             "StopWhenReached fed live; replaces --draws")  # fmt: skip
+    parser.add_argument("--thin", type=int, default=1, help="steps per kept draw (--budget only)")
+    parser.add_argument("--tune", type=int, default=200, help="draws taken as tuning (--budget only)")
+    parser.add_argument("--every", type=int, default=None, help="first checkpoint of StopWhenReached")
+    parser.add_argument("--save", default=None, help="a folder: each run's labels and log posteriors (.npz)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     draws = args.draws or (300 if args.quick else 2000)
@@ -341,11 +432,17 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown data sets {sorted(unknown)}; choose from {list(sets)}")
     mixes = args.mixes.split(",") if args.mixes else list(QUICK_MIXES if args.quick else MIXES)
-    if set(mixes) - set(MIXES) or BASELINE not in mixes:
-        parser.error(f"--mixes: choose from {list(MIXES)}, {BASELINE!r} included (the ratios' baseline)")
-    every = max(50, int((1 - WARMUP) * draws) // 8)
-    print(f"{N_CHAINS} chains x {draws:,} draws per mix (first {WARMUP:.0%} dropped), engine only, "
-          f"CPU seconds; checks every >= {every} draws; load avg {os.getloadavg()[0]:.2f}\n", flush=True)  # fmt: skip
+    if set(mixes) - set(MIXES) or args.baseline not in mixes:
+        parser.error(f"--mixes: choose from {list(MIXES)}, {args.baseline!r} included (the ratios' baseline)")
+    if args.budget is not None and (args.budget <= 0 or args.thin < 1 or args.tune < 0):
+        parser.error("--budget must be positive, --thin at least 1 and --tune at least 0")
+    every = args.every or (200 if args.budget else max(50, int((1 - WARMUP) * draws) // 8))
+    if args.budget:
+        length = f"a budget of {args.budget:g} CPU s (sampling, checks), {args.thin} steps per draw, {args.tune} tuning"
+    else:
+        length = f"{draws:,} draws per mix (first {WARMUP:.0%} dropped)"
+    print(f"{N_CHAINS} chains x {length}, engine only, CPU seconds; checks every >= {every} draws; ratios "
+          f"against {args.baseline}; seed {args.seed}; load avg {os.getloadavg()[0]:.2f}\n", flush=True)  # fmt: skip
     rows = []
     for name in names:
         if name == "arabidopsis":  # the paper's model: no sklearn baseline (replicated rows per item)
@@ -360,43 +457,57 @@ def main(argv=None):
             rows.append(dict(data=name, mix="sklearn BGM", cpu=cpu, ari=ari, k=float(used)))
             print(f"  {'sklearn BGM':16s} {cpu:7.2f} s  components {used}  ARI {_fmt(ari)}", flush=True)
         base = None
-        for label in mixes:
-            labels, lp, k, cum, best, acc, swaps = run_mix(spec, MIXES[label], draws, args.seed)
-            keep = int(WARMUP * draws)
+        for label in [args.baseline] + [m for m in mixes if m != args.baseline]:
+            if args.budget:
+                run, outcome = run_budget(spec, MIXES[label], args.budget, args.seed, args.thin, args.tune, every)
+                keep = args.tune
+            else:
+                run = run_mix(spec, MIXES[label], draws, args.seed)
+                keep = int(WARMUP * draws)
+                outcome = until_reached(run[0], run[1], run[3], every)
+            labels, lp, k, cum, best, acc, swaps = run
+            if args.save:
+                os.makedirs(args.save, exist_ok=True)
+                tag = "".join(ch if ch.isalnum() else "_" for ch in label)
+                np.savez_compressed(os.path.join(args.save, f"{name}-{tag}-seed{args.seed}.npz"), labels=labels,
+                                    logp=lp, n_clusters=k, cpu=cum, keep=keep)  # fmt: skip
+            reach_cpu, reach_draws, status, reason, checks = outcome
             stats = trace_ess(labels[:, keep:], lp[:, keep:], k[:, keep:])
             cpu = float(cum[:, -1].sum())
             rate = {s: e / cpu for s, (e, _) in stats.items()}
-            if label == BASELINE:
+            if label == args.baseline:
                 base = rate
-            reach_cpu, reach_draws, checks = until_reached(labels, lp, cum, every)
             ari = adjusted_rand_score(truth, best) if truth is not None else np.nan
             row = dict(data=name, mix=label, cpu=cpu, stats=stats, rate=rate, acc=acc, ari=ari,
                        k=float(np.median(k[:, keep:])), reach=reach_cpu, reach_draws=reach_draws,
-                       checks=checks)  # fmt: skip
+                       checks=checks, draws=labels.shape[1], status=status, reason=reason)  # fmt: skip
+            row["ratio"] = {s: rate[s] / base[s] for s in base}
             rows.append(row)
             reached = f"reached {reach_cpu:.1f} s" if reach_cpu is not None else f"not reached, {reach_draws} draws"
-            print(f"  {label:16s} {cpu:7.1f} s  ESS/s n_clusters {rate['n_clusters']:8.2f}, "
-                  f"logp {rate['partition_logp']:8.2f}, VI {rate['VI']:8.2f}  R-hat "
+            print(f"  {label:16s} {cpu:7.1f} s  {labels.shape[1]} draws  ESS/s n_clusters {rate['n_clusters']:8.2f}, "
+                  f"logp {rate['partition_logp']:8.2f}, VI {rate['VI']:8.2f}  (x {args.baseline}: gm "
+                  f"{_gm(row['ratio'].values()):.2f})  R-hat "
                   f"{stats['n_clusters'][1]:.3f}/{stats['partition_logp'][1]:.3f}/{stats['VI'][1]:.3f}  "
                   f"acc {acc:.3f}  clusters {row['k']:.0f}  ARI {_fmt(ari)}  {reached} "
                   f"(checks {checks:.1f} s)", flush=True)  # fmt: skip
+            if reach_cpu is None:
+                print(f"  {'':16s} {reason}", flush=True)
             if swaps is not None:
                 print(f"  {'':16s} exchange rates {np.round(swaps, 3).tolist()}", flush=True)
-        for row in rows:
-            if row["data"] == name and "rate" in row:
-                row["ratio"] = {s: row["rate"][s] / base[s] for s in base}
-    print("\n| data | mix | CPU s | ESS/s n_clusters (x default) | ESS/s partition_logp (x default) "
-          "| ESS/s VI (x default) | R-hat n_clusters / logp / VI | CPU s to R-hat <= 1.01, ESS >= 400 "
-          "| acceptance | clusters | ARI |\n|---|---|---|---|---|---|---|---|---|---|---|")  # fmt: skip
+    print(f"\n| data | mix | draws | CPU s | ESS/s n_clusters (x {args.baseline}) | ESS/s partition_logp (x "
+          f"{args.baseline}) | ESS/s VI (x {args.baseline}) | geometric mean ratio | R-hat n_clusters / logp / VI "
+          "| CPU s to the verdict's PASS (draws) | verdict | acceptance | clusters | ARI |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")  # fmt: skip
     for r in rows:
         if "rate" not in r:
-            print(f"| {r['data']} | {r['mix']} | {r['cpu']:.2f} | | | | | | | {r['k']:.0f} | {_fmt(r['ari'])} |")
+            print(f"| {r['data']} | {r['mix']} | | {r['cpu']:.2f} | | | | | | | | | {r['k']:.0f} | {_fmt(r['ari'])} |")
             continue
-        reach = f"{r['reach']:.1f}" if r["reach"] is not None else f"not reached ({r['reach_draws']} draws)"
+        reach = (f"{r['reach']:.1f} ({r['reach_draws']})" if r["reach"] is not None
+                 else f"not reached ({r['reach_draws']} draws needed)")  # fmt: skip
         cells = " | ".join(f"{r['rate'][s]:.2f} ({r['ratio'][s]:.2f})" for s in ("n_clusters", "partition_logp", "VI"))
         rhat = " / ".join(f"{r['stats'][s][1]:.3f}" for s in ("n_clusters", "partition_logp", "VI"))
-        print(f"| {r['data']} | {r['mix']} | {r['cpu']:.1f} | {cells} | {rhat} | {reach} | "
-              f"{r['acc']:.3f} | {r['k']:.0f} | {_fmt(r['ari'])} |")  # fmt: skip
+        print(f"| {r['data']} | {r['mix']} | {r['draws']} | {r['cpu']:.1f} | {cells} | {_gm(r['ratio'].values()):.2f} "
+              f"| {rhat} | {reach} | {r['status']} | {r['acc']:.3f} | {r['k']:.0f} | {_fmt(r['ari'])} |")  # fmt: skip
 
 
 if __name__ == "__main__":

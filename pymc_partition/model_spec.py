@@ -339,6 +339,42 @@ def _check_conjugate_terms(model, rv):
         )
 
 
+def _tables_routine(name):
+    """Return the numba routine ``name`` of :mod:`pymc_partition.priors._numba`."""
+    from .priors import _numba
+
+    return getattr(_numba, name)
+
+
+def _prior_routine(rv):
+    """Return what a reader needs to compute the tables of ``rv``'s prior by its numba routine, or None.
+
+    A dict: ``graphs``, the prior's random parameters (the inputs of its tables' node); ``params``, every
+    parameter's value in the routine's order (the random ones written at each read, into ``slots``); ``n``, the
+    tables' length; ``name``, the routine's; ``message``, the conditions a failing routine reports.
+    """
+    from .priors._numba import CONDITIONS
+
+    prior = getattr(rv.tag, "partition_prior", None)
+    name = getattr(prior, "_tables_routine", None)
+    if name is None or not prior.is_random:
+        return None
+    log_g, log_h = rv.owner.op.dist_params(rv.owner)
+    node = log_g.owner
+    if node is None or not getattr(node.op, "prior_tables", False) or log_h.owner is not node:
+        return None
+    n = log_g.type.shape[-1]
+    if n is None:
+        return None
+    names = prior._param_names
+    randoms = node.op.prior_params
+    fixed = np.array([np.nan if k in randoms else float(getattr(prior, k)) for k in names], dtype=np.float64)
+    # log_h of no random parameter (a Dirichlet process's): written once, not at every read
+    h_fixed = not set(node.op.inner_inputs) & set(ancestors([node.op.inner_outputs[1]]))
+    return {"graphs": list(node.inputs), "params": fixed, "slots": [names.index(k) for k in randoms],
+            "n": int(n), "name": name, "message": CONDITIONS[name], "h_fixed": h_fixed}  # fmt: skip
+
+
 class HyperparameterReader:
     """The partition's numbers as one compiled function of the point's value variables.
 
@@ -374,11 +410,20 @@ class HyperparameterReader:
         params = list(inputs.hyperparameters)
         # the numbers (and each item's singleton log marginal, if asked) in one compiled call
         self._singletons = bool(singletons)
+        # scalar hyperparameters and ``last`` in one vector: fewer arrays out of each call
+        self._packed = not singletons and all(p.ndim == 0 for p in params)
+        # a prior whose tables have a numba routine: the call gives its parameters, the routine the tables
+        self._prior = _prior_routine(rv)
+        prior_params = []
+        if self._prior is not None:
+            prior_params, tables = self._prior.pop("graphs"), []
+            prior_params = [pt.cast(p, "float64") for p in prior_params]
         if singletons:
             last = self.op.family_at(params).log_marginal(inputs.item_stats)
-        else:  # one number, finite when the hyperparameters are and no entry of log_g is NaN
+        else:  # one number, finite when the hyperparameters are and (graph's tables) no entry of log_g is NaN
             last = pt.add(*[pt.sum(pt.cast(p, "float64")) for p in params]) if params else pt.constant(0.0)
-            last = last + pt.cast(pt.sum(pt.isnan(tables[0])), "float64")
+            if tables:
+                last = last + pt.switch(pt.any(pt.isnan(tables[0])), np.nan, 0.0)
         # statistics that are numbers (no random scale, no pm.Data): read once, not copied per call
         self._stats = None
         if isinstance(inputs.item_stats, Constant):
@@ -386,9 +431,11 @@ class HyperparameterReader:
             self._stats.flags.writeable = False  # handed to every read: the same array each time
             self._stats_finite = bool(np.all(np.isfinite(self._stats)))
         stats_out = [] if self._stats is not None else [inputs.item_stats]
-        # scalar hyperparameters and ``last`` in one vector: fewer arrays out of each call
-        self._packed = not singletons and all(p.ndim == 0 for p in params)
-        tail = [pt.stack([pt.cast(p, "float64") for p in params] + [last])] if self._packed else [*params, last]
+        if self._packed:  # (the prior's parameters first)
+            tail = [pt.stack([*prior_params, *[pt.cast(p, "float64") for p in params], last])]
+        else:
+            tail = [*params, last]
+            tables = [pt.stack(prior_params)] if prior_params else tables  # the prior's parameters, for its tables
         graphs = model.replace_rvs_by_values(tables + stats_out + tail)
         used = set(ancestors(graphs))
         self.inputs = [v for v in model.value_vars if v in used and v is not model.rvs_to_values[rv]]
@@ -398,11 +445,13 @@ class HyperparameterReader:
         # share the compiled function; its inputs come from PyMC's point, typed: no checks
         self._compiled, self._consts = _shared_function(self.inputs, graphs)
         self._call = self._dispatcher()
+        if self._prior is not None:
+            self._take_prior_routine()
         # the values come from the graph (checked finite below): no need to validate them again,
         # unless the family derives quantities from them in its constructor
         self._validate = self.op.family._derived_from_params
         self._last = None
-        self._nan_in_last = not singletons  # ``last`` counts log_g's NaN entries
+        self._nan_in_last = not singletons  # ``last`` is NaN if log_g has NaN entries
         self._plain_outs = None  # whether the outputs come as float64 arrays (known after the first read)
         self._take_family_state()
 
@@ -430,11 +479,42 @@ class HyperparameterReader:
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_call", None)  # numba's dispatcher is process-local: taken again from the function
+        state.pop("_tables_call", None)  # (and the prior's routine: taken again by name)
+        state.pop("_prior_arrays", None)
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._call = self._dispatcher()
+        if self.__dict__.get("_prior") is not None:
+            self._take_prior_routine()
+
+    def _prior_tables(self, values_p, values):
+        """``(log_g, log_h, nan)``: the prior's tables at its random parameters ``values_p`` (then other numbers).
+
+        By its numba routine, into the reader's own arrays; ``nan``: log_g has NaN entries. A value outside the
+        prior's domain raises (``values``: the inputs', for the message).
+        """
+        params, log_g, log_h = self._prior_arrays
+        for slot, v in zip(self._prior["slots"], values_p):
+            params[slot] = v
+        status = self._tables_call(params, log_g, log_h, self._with_h)
+        if status == 1:
+            raise _outside_domain(ParameterValueError(self._prior["message"]), self.names, values)
+        self._with_h = not self._prior["h_fixed"]  # written: kept if no random parameter changes it
+        return log_g, log_h, status == 2
+
+    def _take_prior_routine(self):
+        """Take the prior's numba routine (process-local) and the arrays it reads and writes at each read."""
+        prior = self._prior
+        self._prior_arrays = (prior["params"].copy(), np.empty(prior["n"]), np.empty(prior["n"]))
+        self._with_h = True  # log_h not written yet
+        routine = _tables_routine(prior["name"])
+        args = (*self._prior_arrays, True)
+        routine(*args)  # compiled (or loaded from numba's cache) now: its entry point skips the typing
+        from .engine.kernels.step import compiled_entry
+
+        self._tables_call = compiled_entry(routine, args)
 
     def _dispatcher(self):
         """Numba's dispatcher of the function, without PyTensor's Python wrapper.
@@ -469,14 +549,17 @@ class HyperparameterReader:
         _check_conjugate_terms(model, rv)
         term = LikelihoodTerm(obs.name, numbers.family, np.ascontiguousarray(numbers.item_stats))
         n_items = numbers.log_g.shape[0] - 1
-        return PartitionSpec(rv.name, n_items, numbers.log_g, numbers.log_h, (term,),
+        return PartitionSpec(rv.name, n_items, numbers.log_g.copy(), numbers.log_h.copy(), (term,),
                              getattr(rv.tag, "partition_prior", None))  # fmt: skip
 
     def read(self, point):
         """Return the :class:`~pymc_partition.spec.HyperparameterNumbers` at ``point``.
 
-        Or None if the hyperparameters did not change since the last call.
+        Or None if the hyperparameters did not change since the last call. The arrays may be the reader's own,
+        overwritten by its next read: copy what is kept.
         """
+        if self.__dict__.get("_lean"):
+            return self._read_lean(point)
         values = [np.asarray(point[n], dtype=d) for n, d in zip(self.names, self._dtypes)]
         # their bytes: one comparison (np.array_equal per variable cost more than the rest)
         key = b"".join([v.tobytes() for v in values])
@@ -497,10 +580,18 @@ class HyperparameterReader:
         if packed:
             *values_h, lm_sum = last.tolist()  # the scalar hyperparameters, then their check number
             item_lm = None
+            if self.__dict__.get("_prior") is not None:  # the prior's parameters first: its tables from them
+                log_g, log_h, nan = self._prior_tables(values_h, values)
+                values_h, outs = values_h[len(self._prior["slots"]) :], [log_g, log_h, *outs]
+                lm_sum = math.nan if nan else lm_sum  # the entries are checked below
         elif getattr(self, "_singletons", True):  # (a reader pickled before the option computes them)
             item_lm, lm_sum = last, last.sum()
         else:
             item_lm, lm_sum = None, float(last)  # the hyperparameters' sum
+        if not packed and self.__dict__.get("_prior") is not None:  # the first output: the prior's parameters
+            log_g, log_h, nan = self._prior_tables(outs[0].tolist(), values)
+            outs = [log_g, log_h, *outs[1:]]
+            lm_sum = math.nan if nan else lm_sum
         stats = getattr(self, "_stats", None)  # (a reader pickled before it existed has none)
         if stats is None:
             log_g, log_h, stats, *params = outs
@@ -527,7 +618,42 @@ class HyperparameterReader:
                 at = dict(zip(self.names, values))
                 check_log_marginals(family, stats, item_lm, lambda i: f"item {i} alone (at {at})")
         self._last = key  # read and checked: the same values need no new read
+        if (packed and self.__dict__.get("_plain_outs") and self.__dict__.get("_stats") is not None
+                and not self._validate and self.__dict__.get("_family_state") is not None
+                and "_family_type" in self.__dict__ and "_prior" in self.__dict__):  # fmt: skip
+            self._lean = True  # the next reads: the lean path
         return tuple.__new__(HyperparameterNumbers, (log_g, log_h, stats, family, item_lm))
+
+    def _read_lean(self, point):
+        """Return :meth:`read`'s numbers with the per-draw Python cut to what they need.
+
+        For a reader whose call returns float64 arrays, with scalar hyperparameters, statistics that are numbers and a
+        plain family. Anything not finite goes through :meth:`read`'s checks (and errors).
+        """
+        values = [np.asarray(point[n], dtype=d) for n, d in zip(self.names, self._dtypes)]
+        key = b"".join([v.tobytes() for v in values])
+        if key == self._last:
+            return None
+        try:
+            *tables, last = self._call(*values, self._consts)
+        except ParameterValueError as err:
+            raise _outside_domain(err, self.names, values) from err
+        *values_h, lm_sum = last.tolist()
+        if self._prior is not None:
+            (log_g, log_h, nan), values_h = self._prior_tables(values_h, values), values_h[len(self._prior["slots"]) :]
+        else:
+            log_g, log_h = tables
+            nan = False
+        if nan or not (self._stats_finite and math.isfinite(lm_sum)):
+            self._lean = False  # read again with every check; it raises
+            try:
+                return self.read(point)
+            finally:
+                self._lean = True
+        family = object.__new__(self._family_type)  # what replace_params makes, without its checks
+        family.__dict__ = {**self._family_state, **dict(zip(self.op.param_names, values_h))}
+        self._last = key
+        return tuple.__new__(HyperparameterNumbers, (log_g, log_h, self._stats, family, None))
 
     def _family(self, params, floats=False):
         """Return the family at the hyperparameters ``params``.
@@ -557,6 +683,7 @@ class HyperparameterReader:
         cls = type(family)
         plain = _plain_copy(cls) and not any(hasattr(cls, k) for k in self.op.param_names)
         self._family_state = family.__getstate__() if plain else None
+        self._family_type = cls
 
 
 class TermDrawReader:
@@ -764,7 +891,9 @@ def _vector_slices(vector, values, point):
     for v in values:
         shape = np.shape(point[v.name])
         size = int(np.prod(shape))
-        out[v] = vector[start : start + size].reshape(shape).astype(v.dtype)
+        # a scalar as one index: what compile_density's scalar code reads (a slice and a reshape are two nodes)
+        piece = vector[start] if shape == () else vector[start : start + size].reshape(shape)
+        out[v] = piece.astype(v.dtype)
         start += size
     return out
 
@@ -880,8 +1009,10 @@ def hyperparameter_block(model, vars, point):
             clusters = _clusters_log_marginal(family) if len(terms) == 1 else None
             if clusters is not None:  # a predictive form's code sums the clusters' log marginals
                 names_h, fn = clusters
-                vec = pt.concatenate([pt.cast(pt.as_tensor_variable(family._param(k)), "float64").ravel()
-                                      for k in names_h])  # fmt: skip
+                parts_h = [pt.cast(pt.as_tensor_variable(family._param(k)), "float64") for k in names_h]
+                # scalars as one vector node (a join of reshaped scalars is three)
+                vec = (pt.stack(parts_h) if all(h.ndim == 0 for h in parts_h)
+                       else pt.concatenate([h.ravel() for h in parts_h]))  # fmt: skip
                 form_term = (vec, fn, set().union(*(uses(p) for p in params)))
                 for p in params:
                     for u in uses(p):

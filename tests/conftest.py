@@ -16,9 +16,24 @@ mode: NUTS runs of thousands of draws (their gradients run faster compiled than 
 costs), the warnings of PyMC's default compilation path, the numba random draws, and the user's
 main path once per stack (the README's example, ``pm.sample`` checked against the exact log
 posterior).
+
+One BLAS thread. The tests multiply small matrices (the bootstrap's replicate weights by the tour
+types, PyTensor's gemms): a second BLAS thread gains nothing there and, when the cores are busy (as
+with both stacks' suites side by side in ``.ci/run``), spins for its share of work: a quarter of the
+CPU of the Hotelling-RS test files went there. Set before the next library loads (the environment,
+inherited by the tests' subprocesses too) and for those loaded already (threadpoolctl, a PyMC
+dependency). Numba's threads are left alone: tests compare its parallel kernels on one and more.
 """
 
+import os
+
 import pytest
+from threadpoolctl import threadpool_limits
+
+if "OPENBLAS_NUM_THREADS" not in os.environ:  # unless asked otherwise
+    for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+    threadpool_limits(1, user_api="blas")
 
 from pymc_partition.datasets import ARABIDOPSIS_ENV
 from pymc_partition.datasets import arabidopsis_path as _resolve

@@ -18,6 +18,12 @@ chain-agreement test says its own number (4 batches of 10 autocorrelation times)
 is the largest of these. For chains trapped in different modes it is a lower bound: their
 R-hat falls only once they cross; the estimate is capped at 100 times the draws drawn (a
 "capped" note then says so).
+
+Trapped chains. When the estimate is capped, an R-hat is above 1.1 or chain agreement rejects,
+the NOT REACHED line says so in words a user can act on: the chains are stuck in different
+states, how many items their most probable states differ in (the items to move to turn one into
+the other), that the number of draws is a floor ("at least"), what it would cost at the run's
+pace, and what to do instead of waiting.
 """
 
 from __future__ import annotations
@@ -30,12 +36,102 @@ import numpy as np
 import xarray as xr
 
 from .online import _ChainWatch
-from .verdict import MIN_ESS_PER_CHAIN, RHAT_MAX
+from .verdict import MIN_ESS_PER_CHAIN, RHAT_APART, RHAT_MAX
 
 __all__ = ["draws_needed", "StopWhenReached", "when_reached"]
 
 #: largest factor over the draws drawn that :func:`draws_needed` reports
 _CAP = 100
+#: what a user can do when the chains are trapped (the end of a NOT REACHED line)
+_TRAPPED_ADVICE = (
+    "What to do: run much longer with a time budget (StopWhenReached(max_seconds=...)); or simplify the "
+    "model (fewer items or dimensions, a prior that favours fewer clusters); or report the point estimate "
+    "with its credible ball, knowing that chains which do not cross understate the uncertainty."
+)
+
+
+def _items_apart(a, b):
+    """Count the items to move to turn partition ``a`` into partition ``b``.
+
+    ``n`` minus the largest number of items the clusters of ``a`` and ``b`` can share when each
+    cluster of ``a`` is paired with at most one of ``b`` (a maximum-weight matching of their
+    contingency table): 0 for the same partition under any labels.
+
+    Parameters
+    ----------
+    a, b : array_like of int
+        Cluster labels of the same ``n`` items.
+
+    Returns
+    -------
+    int
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    a, b = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
+    if a.shape != b.shape:
+        raise ValueError(f"`a` and `b` must label the same items, got {a.size} and {b.size} labels.")
+    _, ia = np.unique(a, return_inverse=True)
+    _, ib = np.unique(b, return_inverse=True)
+    table = np.zeros((ia.max() + 1, ib.max() + 1), np.int64) if a.size else np.zeros((0, 0), np.int64)
+    np.add.at(table, (ia, ib), 1)
+    rows, cols = linear_sum_assignment(table, maximize=True)
+    return int(a.size - table[rows, cols].sum())
+
+
+def _apart(best, chains):
+    """Return the most items apart over pairs of chains, the pair, and the number of items.
+
+    ``best`` holds one state per chain (its most probable draw), ``chains`` their names.
+    """
+    d = [
+        (_items_apart(best[i], best[j]), chains[i], chains[j])
+        for i in range(len(best))
+        for j in range(i + 1, len(best))
+    ]
+    return (*max(d, key=lambda x: x[0]), len(best[0])) if d else None
+
+
+def _duration(seconds):
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} minutes"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} hours"
+    return f"{seconds / 86400:.0f} days"
+
+
+def _trapped(table):
+    """Chains apart: chain agreement rejects, an R-hat is above RHAT_APART, or the estimate was capped."""
+    failing = table.attrs.get("verdict_status") == "FAIL" and "chain_agreement" in table.attrs.get("decided_by", "")
+    r_hat = table["r_hat"].astype(float) if "r_hat" in getattr(table, "columns", ()) else None
+    apart = r_hat is not None and bool((r_hat > RHAT_APART).any())
+    return failing or apart or "capped" in table.attrs.get("draws_needed_reason", "")
+
+
+def _not_reached_line(budget, t, table, apart=None, seconds_per_draw=None):
+    """Return the NOT REACHED line: the draws needed and why; for trapped chains what it means and what to do."""
+    need = max(int(table.attrs["draws_needed"]), t + 1)
+    head = f"NOT REACHED within budget ({budget}, {t:,} draws per chain): "
+    cost = f", about {_duration(need * seconds_per_draw)} at this run's pace" if seconds_per_draw else ""
+    if not _trapped(table):
+        return (
+            head
+            + f"about {need:,} draws per chain needed ({table.attrs['draws_needed_reason']}{cost}). "
+            + (table.attrs["verdict"])
+        )
+    where = ""
+    if apart is not None:
+        most, i, j, n = apart
+        where = (f"; the most probable states of chains {i} and {j} differ in {most:,} of {n:,} items "
+                 "(items to move to turn one into the other)")  # fmt: skip
+    why = table.attrs["draws_needed_reason"].split(" (capped")[0]
+    return (
+        head + f"the chains are stuck in different states ({why}{where}). More draws help only once they "
+        f"cross, so the draws needed cannot be estimated: at least {need:,} per chain{cost}. {_TRAPPED_ADVICE} "
+        + table.attrs["verdict"]
+    )
 
 
 def draws_needed(table, n_draw, n_chain, *, checks=None, rhat_max=RHAT_MAX, min_ess_per_chain=MIN_ESS_PER_CHAIN):
@@ -382,11 +478,15 @@ class StopWhenReached(_ChainWatch):
     def _line(self, status, t, table, budget=None):
         if status == "reached":
             return f"PASS reached at {t} draws per chain: " + table.attrs["verdict"]
-        need = max(int(table.attrs["draws_needed"]), t + 1)
-        return (
-            f"NOT REACHED within budget ({budget}, {t} draws per chain): about {need:,} draws per chain "
-            f"needed ({table.attrs['draws_needed_reason']}). " + table.attrs["verdict"]
-        )
+        apart = None
+        if _trapped(table):
+            chains = sorted(self._labels)
+            apart = _apart([self._labels[c][int(np.argmax(self._logp[c][:t]))] for c in chains], chains)
+        pace = None
+        if self._start is not None:
+            elapsed = time.monotonic() - self._start
+            pace = elapsed / max(t + min(self._tuning.values(), default=0), 1)
+        return _not_reached_line(budget, t, table, apart, pace)
 
     def _stop(self, t, table, status):
         self._decision = _decision(status, t, t, self._line(status, t, table), table)
@@ -461,7 +561,10 @@ def when_reached(data, var_names=None, *, every=500, growth=1.25, param_vars="au
         decision = _decision("reached", t, t, f"PASS reached at {t} draws per chain: {table.attrs['verdict']}")
     else:
         need = max(int(table.attrs["draws_needed"]), t + 1)
-        line = (f"NOT REACHED within budget ({t} draws per chain): about {need:,} draws per chain needed "
-                f"({table.attrs['draws_needed_reason']}). {table.attrs['verdict']}")  # fmt: skip
-        decision = _decision("not reached", t, need, line)
+        apart = None
+        if _trapped(table):
+            idx = pdraws.index[:, :t]  # each chain's most probable draw, or its last without a log posterior
+            rep = [row[np.argmax(pdraws.logp[row])] if pdraws.logp is not None else row[-1] for row in idx]
+            apart = _apart(pdraws.labels[np.asarray(rep)], list(pdraws.chain))
+        decision = _decision("not reached", t, need, _not_reached_line("the draws given", t, table, apart))
     return rows.dataset(decision)

@@ -67,6 +67,9 @@ __all__ = [
 RHAT_MAX = 1.01
 #: bulk ESS below this many per chain makes R-hat unreliable (the same paper: 100 per chain)
 MIN_ESS_PER_CHAIN = 100
+#: R-hat above this says the chains sit in different states rather than that the run is short
+#: (Gelman & Rubin's classic threshold): more draws then help only once the chains cross
+RHAT_APART = 1.1
 #: exit status of ``arviz-regen-summary --fail-below`` for each verdict
 EXIT_STATUS = {"PASS": 0, "FAIL": 1, "NOT REACHED": 3}
 
@@ -321,7 +324,10 @@ def decide(checks, stats, n_chain, alpha=0.05):
         reasons.append(_listing([f"{c.name} could not decide ({c.note})" for c in undecided]))
     failures, unchecked = _stat_failures(stats, n_chain)
     if failures:
-        reasons.append(_listing(failures) + ": not enough draws, run longer")
+        apart = stats is not None and "r_hat" in stats.columns and (stats["r_hat"].astype(float) > RHAT_APART).any()
+        reasons.append(_listing(failures) + (
+            f": the chains sit in different states (R-hat above {RHAT_APART}), and more draws help only once "
+            "they cross" if apart else ": not enough draws, run longer"))  # fmt: skip
     if unchecked:
         reasons.append(
             f"not checked: {_listing(unchecked, 2)} (cannot be computed"
@@ -329,8 +335,9 @@ def decide(checks, stats, n_chain, alpha=0.05):
         )  # fmt: skip
     if reasons:
         head = f"no check rejects ({combined}), but " if decided else ""
-        line = f"verdict: NOT REACHED at alpha={alpha:g}: {head}{'; '.join(reasons)}. [{detail}{tail}]".replace(
-            " []", ""
+        bracket = "; ".join(part for part in (detail, tail.removeprefix("; ")) if part)
+        line = f"verdict: NOT REACHED at alpha={alpha:g}: {head}{'; '.join(reasons)}." + (
+            f" [{bracket}]" if bracket else ""
         )
         return Verdict("NOT REACHED", names, p, alpha, why, line + f" decided by {names}: {why}", checks)
     line = (

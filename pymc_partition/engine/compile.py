@@ -36,6 +36,7 @@ __all__ = [
     "reference_log_marginal",
     "family_key",
     "compile_density",
+    "scalar_code",
     "CompiledDensity",
     "structure_reference",
 ]
@@ -264,21 +265,37 @@ class CompiledDensity:
     The signature is :data:`~.kernels.hyper.DENSITY_SIG`; it wraps a numba dispatcher with pytensor's calling convention
     (one 0-d array in a tuple, :func:`compile_density`). With ``clusters``, the dispatcher returns a second output, a
     vector ``h``, and the density adds ``clusters(h, S)`` (the clusters' log marginals by a predictive form's code).
+    With ``scalar`` (:func:`scalar_code`), that function of the same graph is called instead, its first output a float.
 
     Attributes
     ----------
     jit_fn : the wrapped dispatcher (kept alive: the addresses point into it)
     clusters : numba dispatcher ``clusters(h, S) -> float`` or None
+    scalar : numba dispatcher or None
     dispatcher : numba dispatcher with the signature ``DENSITY_SIG``
     addresses : int64 ``[cfunc wrapper address, jit address]`` (process-local)
     """
 
-    def __init__(self, jit_fn, clusters=None):
+    def __init__(self, jit_fn, clusters=None, scalar=None):
         from .kernels.hyper import DENSITY_SIG
 
         self.jit_fn = jit_fn
         self.clusters = clusters
-        if clusters is None:
+        self.scalar = scalar
+        if scalar is not None and clusters is None:
+
+            @numba.njit(DENSITY_SIG, nogil=True)
+            def density(theta, rest, S, sizes):
+                return scalar(theta, rest, S, sizes)[0]
+
+        elif scalar is not None:
+
+            @numba.njit(DENSITY_SIG, nogil=True)
+            def density(theta, rest, S, sizes):
+                out = scalar(theta, rest, S, sizes)
+                return out[0] + clusters(out[1], S)
+
+        elif clusters is None:
 
             @numba.njit(DENSITY_SIG, nogil=True)
             def density(theta, rest, S, sizes):
@@ -304,16 +321,112 @@ class CompiledDensity:
         raise TypeError("CompiledDensity is process-local; compile it again in this process.")
 
 
-def compile_density(jit_fn, clusters=None):
+def compile_density(jit_fn, clusters=None, fgraph=None):
     """Wrap a numba dispatcher of a density as a :class:`CompiledDensity` the kernels call.
 
     The dispatcher is ``jit_fn(theta, rest, S, sizes) -> (0-d array,)`` (pytensor's numba backend, inputs in that
     order), or ``(0-d array, h)`` with ``clusters(h, S)`` to add; compiled once per dispatcher in a process (the
-    cache keeps the dispatcher alive, so its id stays its own).
+    cache keeps the dispatcher alive, so its id stays its own). ``fgraph``, the compiled function's graph: the
+    density calls its :func:`scalar_code` when it has one.
     """
 
     def build():
+        scalar = scalar_code(fgraph, 1 + (clusters is not None)) if fgraph is not None else None
         with quiet_compile():
+            if scalar is not None:
+                try:
+                    return CompiledDensity(jit_fn, clusters, scalar)
+                except Exception:  # noqa: BLE001 - code numba does not compile: PyTensor's function serves
+                    pass
             return CompiledDensity(jit_fn, clusters)
 
     return _cached(("density", id(jit_fn), id(clusters)), build)
+
+
+def scalar_code(fgraph, n_outputs):
+    """Return a numba function of a compiled graph of scalars, without an array per node, or None.
+
+    PyTensor 2's numba backend gives every node of a graph of scalars (an index into an input vector, a fused
+    scalar expression, a vector of scalars) a 0-d array of its own: a hyperparameters' density of a dozen nodes
+    costs 0.3 us an evaluation, three times its arithmetic, and the slice sampler evaluates it about ten times a
+    draw. This is the same graph as straight-line code calling the same compiled scalar functions (the results are
+    the graph's, bit for bit): ``f(*inputs)`` returns the outputs in a tuple, scalars as numbers. None when a node
+    is of another kind (PyTensor 3 turns such graphs into scalar code itself), or the first output is not a float64
+    scalar, or there are not ``n_outputs`` outputs.
+    """
+    from pytensor.compile.ops import DeepCopyOp
+    from pytensor.graph.basic import Constant
+    from pytensor.tensor.basic import MakeVector
+    from pytensor.tensor.elemwise import Elemwise
+    from pytensor.tensor.subtensor import Subtensor
+
+    outputs = fgraph.outputs
+    if len(outputs) != n_outputs or outputs[0].ndim != 0 or outputs[0].dtype != "float64":
+        return None
+    nodes = fgraph.toposort()
+
+    def scalars(vs):
+        return all(v.ndim == 0 for v in vs)
+
+    def kind(node):
+        op, ins, outs = node.op, node.inputs, node.outputs
+        if (isinstance(op, Subtensor) and len(ins) == 2 and ins[0] in fgraph.inputs and ins[0].ndim == 1
+                and isinstance(ins[1], Constant) and scalars(outs)):  # fmt: skip
+            return "index"
+        if isinstance(op, Elemwise) and scalars(ins + outs) and not any(v in fgraph.inputs for v in ins):
+            return "scalar"
+        if isinstance(op, MakeVector) and scalars(ins):
+            return "vector"
+        if isinstance(op, DeepCopyOp):
+            return "copy"
+        return None
+
+    kinds = [kind(node) for node in nodes]
+    if None in kinds:
+        return None
+    try:
+        return _scalar_source(fgraph, nodes, kinds)
+    except Exception:  # noqa: BLE001 - an op whose scalar code numba cannot take: PyTensor's function serves
+        return None
+
+
+def _scalar_source(fgraph, nodes, kinds):
+    """Compile the straight-line code of :func:`scalar_code` for ``nodes`` of ``kinds``."""
+    from pytensor.graph.basic import Constant
+    from pytensor.link.numba.dispatch.basic import numba_funcify
+    from pytensor.scalar import get_scalar_type
+
+    env = {"np": np}
+    names = {v: f"x{i}" for i, v in enumerate(fgraph.inputs)}
+
+    def ref(v, label):
+        if v not in names:
+            if not (isinstance(v, Constant) and v.ndim == 0):
+                raise NotImplementedError(v)
+            names[v] = label
+            env[label] = np.asarray(v.data)[()]  # a numpy scalar of the constant's dtype: a literal to numba
+        return names[v]
+
+    lines = []
+    for k, (node, how) in enumerate(zip(nodes, kinds)):
+        ins, outs = node.inputs, node.outputs
+        args = [ref(v, f"c{k}_{j}") for j, v in enumerate(ins)] if how != "index" else []
+        if how == "index":
+            rhs = f"{names[ins[0]]}[{int(ins[1].data)}]"
+        elif how == "scalar":
+            scalar_node = node.op.scalar_op.make_node(*[get_scalar_type(dtype=v.dtype)() for v in ins])
+            env[f"f{k}"] = numba_funcify(node.op.scalar_op, node=scalar_node)
+            rhs = f"f{k}({', '.join(args)})"
+        elif how == "vector":
+            env[f"d{k}"] = np.dtype(outs[0].dtype)
+            rhs = f"np.array([{', '.join(args)}], dtype=d{k})"
+        else:
+            rhs = args[0]
+        targets = [f"v{k}_{j}" for j in range(len(outs))]
+        lines.append(f"    {', '.join(targets)}{',' if len(outs) > 1 else ''} = {rhs}")
+        names.update(zip(outs, targets))
+    inputs = ", ".join(names[v] for v in fgraph.inputs)
+    results = "".join(f"{ref(o, f'r{j}')}, " for j, o in enumerate(fgraph.outputs))
+    source = f"def scalar_code({inputs}):\n" + "\n".join(lines) + f"\n    return ({results})\n"
+    exec(compile(source, "<scalar_code>", "exec"), env)
+    return numba.njit(nogil=True)(env["scalar_code"])

@@ -23,9 +23,12 @@ cost, so the addresses stay, confined to this module.
 
 What keeps it safe instead, all here:
 
-- :func:`make_context` refuses arrays of the wrong dtype, dimensions, layout or shapes before
-  anything can be called, and the context it returns *owns* its arrays (its memory's owner holds
-  them): they live as long as the context, whatever the caller drops;
+- :func:`make_context` and :func:`call_pred` take the arrays' addresses through
+  :func:`arviz_regen.base.addresses.describe`, which refuses an array of the wrong dtype,
+  dimensions or layout before anything can be called (the pointers compiled code reads them
+  through are that module's too); :func:`make_context` also refuses wrong shapes, and the
+  context it returns *owns* its arrays (its memory's owner holds them): they live as long as the
+  context, whatever the caller drops;
 - :func:`addresses` refuses a compiled function whose return type is not the signature's;
 - the kernels' own scratch arrays (:func:`address_of`) live in the bundles the caller holds for
   the whole call.
@@ -39,8 +42,10 @@ import warnings
 import numba
 import numpy as np
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import cgutils
 from numba.extending import intrinsic
+
+from arviz_regen.base.addresses import describe, float64_at, int64_at
 
 __all__ = [
     "LM_SIG",
@@ -120,10 +125,8 @@ def make_context(params, stats, cache, aux, lm_addr):
     valid as long as it exists. Wrong dtypes, dimensions, layouts or shapes raise here, before
     any compiled function could read through it.
     """
-    for name, arr, ndim in (("params", params, 1), ("stats", stats, 2), ("cache", cache, 2),
-                            ("aux", aux, 2)):  # fmt: skip
-        if not isinstance(arr, np.ndarray) or arr.dtype != np.float64 or arr.ndim != ndim or not arr.flags.c_contiguous:
-            raise TypeError(f"`{name}` must be a C-contiguous float64 array with {ndim} dims.")
+    meta = describe([params, stats, cache, aux], [("params", np.float64, 1), ("stats", np.float64, 2),
+                                                  ("cache", np.float64, 2), ("aux", np.float64, 2)])  # fmt: skip
     for name, arr in (("stats", stats), ("cache", cache)):
         if not arr.flags.writeable:
             raise ValueError(f"`{name}` must be writeable: the form's functions update it.")
@@ -135,10 +138,11 @@ def make_context(params, stats, cache, aux, lm_addr):
     owner = _Owner(8 * _CONTEXT_SIZE)
     owner.arrays = (params, stats, cache, aux, lm_addr.copy())
     ctx = np.frombuffer(owner, dtype=np.int64)  # its base refers to ``owner``: the arrays live
-    ctx[_PARAMS], ctx[_N_PARAMS] = params.ctypes.data, params.shape[0]
-    ctx[_STATS], ctx[_N_SLOTS], ctx[_N_STATS] = stats.ctypes.data, *stats.shape
-    ctx[_CACHE], ctx[_WIDTH] = cache.ctypes.data, cache.shape[1]
-    ctx[_AUX], ctx[_N_ITEMS], ctx[_AUX_WIDTH] = aux.ctypes.data, *aux.shape
+    # ``meta``: each array's address, then its dimensions (four entries per array)
+    ctx[_PARAMS], ctx[_N_PARAMS] = meta[0], meta[1]
+    ctx[_STATS], ctx[_N_SLOTS], ctx[_N_STATS] = meta[4], meta[5], meta[6]
+    ctx[_CACHE], ctx[_WIDTH] = meta[8], meta[10]
+    ctx[_AUX], ctx[_N_ITEMS], ctx[_AUX_WIDTH] = meta[12], meta[13], meta[14]
     ctx[_LM : _LM + 2] = lm_addr
     return ctx
 
@@ -158,15 +162,13 @@ def call_pred(pred, ctx, slots, out):
     here (they must not be replaced afterwards), the item and slot range at each call.
     """
     params, stats, cache, aux = context_arrays(ctx)
-    if not (isinstance(slots, np.ndarray) and slots.dtype == np.int64 and slots.ndim == 1 and slots.flags.c_contiguous):
-        raise TypeError("`slots` must be a C-contiguous int64 vector.")
-    if not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.ndim == 1 and out.flags.c_contiguous
-            and out.flags.writeable):  # fmt: skip
-        raise TypeError("`out` must be a writeable C-contiguous float64 vector.")
+    meta = describe([slots, out], [("slots", np.int64, 1), ("out", np.float64, 1)])
+    if not out.flags.writeable:
+        raise TypeError("`out` must be writeable.")
     if out.shape[0] < slots.shape[0]:
         raise ValueError(f"`out` has {out.shape[0]} entries for {slots.shape[0]} slots.")
     m, n_slots, n_items = slots.shape[0], stats.shape[0], aux.shape[0]
-    slots_addr, out_addr = slots.ctypes.data, out.ctypes.data
+    slots_addr, out_addr = int(meta[0]), int(meta[4])
 
     def call(i):
         if not 0 <= i < n_items:
@@ -178,21 +180,7 @@ def call_pred(pred, ctx, slots, out):
     return call
 
 
-def _pointer_intrinsic(dtype):
-    ptr_type = types.CPointer(dtype)
-
-    @intrinsic
-    def as_pointer(typingctx, addr):
-        def codegen(context, builder, signature, args):
-            return builder.inttoptr(args[0], context.get_value_type(ptr_type))
-
-        return ptr_type(types.int64), codegen
-
-    return as_pointer
-
-
-_f8_pointer = _pointer_intrinsic(types.float64)
-_i8_pointer = _pointer_intrinsic(types.int64)
+_f8_pointer, _i8_pointer = float64_at, int64_at  # (arviz_regen.base.addresses's pointers)
 
 
 @numba.njit(nogil=True, cache=True, inline="always")

@@ -86,6 +86,8 @@ class PartitionPrior(RandomParams):
     _param_names: tuple = ()
     #: the formula is normalized (no normalizer to compute, symbolic parameters allowed)
     _normalized = False
+    #: name of a routine in :mod:`._numba` computing the normalized tables from the parameters, if any
+    _tables_routine = None
 
     # ------------------------------------------------------------------ formulas
     def _formula(self, n_items, xp):

@@ -111,6 +111,8 @@ class DirichletProcess(PartitionPrior):
 
     _param_names = ("alpha",)
     _normalized = True
+    #: the tables as a numba routine (:mod:`._numba`), for the samplers' per-draw reads
+    _tables_routine = "dirichlet_process_tables"
 
     def __init__(self, alpha=1.0):
         self.alpha = check_param("alpha", alpha, check_positive, support=POSITIVE)
@@ -151,6 +153,7 @@ class PitmanYor(PartitionPrior):
 
     _param_names = ("alpha", "d")
     _normalized = True
+    _tables_routine = "pitman_yor_tables"
 
     def __init__(self, alpha=1.0, d=0.5):
         def number(name, value):

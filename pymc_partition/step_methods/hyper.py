@@ -106,7 +106,8 @@ class PartitionHyperparameters(BlockedStep):
         with untraced():  # internal graphs: no creation stacks
             self.block = hyperparameter_block(model, vars, start)
         block = self.block
-        density = compile_density(block.density_jit, block.density_clusters) if block.slice_index else None
+        density = (compile_density(block.density_jit, block.density_clusters, block.density_function.maker.fgraph)
+                   if block.slice_index else None)  # fmt: skip
         self.kernel = HyperparameterKernel(
             density, self.block.item_stats, len(self.block.theta(start)),
             slice_index=self.block.slice_index, escobar_west=self.block.escobar_west, width=self._width,
@@ -148,7 +149,8 @@ class PartitionHyperparameters(BlockedStep):
         if self.block.slice_index:
             self.block.density_jit = self.block.density_function.vm.jit_fn
             clusters = getattr(self.block, "density_clusters", None)  # (pickled before it existed: None)
-            self.kernel.set_density(compile_density(self.block.density_jit, clusters))
+            fgraph = self.block.density_function.maker.fgraph
+            self.kernel.set_density(compile_density(self.block.density_jit, clusters, fgraph))
 
     # ------------------------------------------------------------------ PyMC protocol
     def setup_chain(self, rng, tune, draws):

@@ -24,6 +24,7 @@ def test_reader_spec_is_partition_spec_at_the_point():
     model, z = _model()
     point = dict(model.initial_point(), scale_log__=np.array(0.3), alpha_log__=np.array(-0.2))
     reader = HyperparameterReader(model, z)
+    assert reader._prior is not None  # the prior's routine computes the tables
     got = reader.spec(model, z, point)
     want = partition_spec(model, z, point=point)
     assert got.n_items == want.n_items == 8
@@ -98,3 +99,57 @@ def test_initial_values_are_the_models_initial_point():
     want = model.initial_point()
     for name, value in got.items():
         assert np.asarray(value).tobytes() == np.asarray(want[name]).tobytes(), name
+
+
+def _pitman_yor_model(n_items=8, seed=1):
+    x = np.random.default_rng(seed).normal(size=(n_items, 2))
+    with pm.Model() as model:
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        d = pm.Beta("d", 2.0, 5.0)
+        z = pmp.Partition("z", n_items=n_items, prior=pmp.PitmanYor(alpha=alpha, d=d))
+        pmp.MarginalLikelihood("y", partition=z, observed=x, family=pmp.NormalInverseGamma.from_data(x, n_clusters=2))
+    return model, z
+
+
+def test_reader_tables_by_the_priors_routine_are_the_graphs():
+    """A prior with a numba routine: its tables at each read are the graph's (partition_spec's) at the point.
+
+    (The Dirichlet process's: test_reader_spec_is_partition_spec_at_the_point.)
+    """
+    model, z = _pitman_yor_model()
+    reader = HyperparameterReader(model, z)
+    assert reader._prior is not None  # the routine, not the graph, computes them
+    rng = np.random.default_rng(3)
+    start = model.initial_point()
+    for _ in range(2):  # (partition_spec compiles at each point)
+        point = {k: np.asarray(v + rng.normal(scale=2.0)) if k in reader.names else v for k, v in start.items()}
+        numbers = reader.read(point)
+        want = partition_spec(model, z, point=point)
+        assert_allclose(numbers.log_g, want.log_g, rtol=1e-13, atol=1e-12)  # entries near 0: differences of ~50s
+        assert_allclose(numbers.log_h, want.log_h, rtol=1e-13, atol=1e-12)
+
+
+def test_reader_refuses_tables_that_are_not_numbers():
+    """alpha = inf makes the Dirichlet process's tables NaN: refused, and a NaN alpha is outside the domain."""
+    model, z = _model()
+    reader = HyperparameterReader(model, z)
+    with pytest.raises(ValueError, match="not finite"):
+        reader.read(dict(model.initial_point(), alpha_log__=np.array(np.inf)))
+    with pytest.raises(ValueError, match=r"outside its domain \(alpha > 0\)"):
+        reader.read(dict(model.initial_point(), alpha_log__=np.array(np.nan)))
+
+
+def test_reader_survives_pickling():
+    import pickle
+
+    import cloudpickle  # what pm.sample sends steps to worker processes with
+
+    model, z = _model()
+    reader = HyperparameterReader(model, z)
+    point = dict(model.initial_point(), alpha_log__=np.array(0.4))
+    want = reader.read(point)
+    want = (want.log_g.copy(), want.log_h.copy())
+    copy = pickle.loads(cloudpickle.dumps(reader))
+    copy.forget()
+    got = copy.read(point)
+    assert np.array_equal(got.log_g, want[0]) and np.array_equal(got.log_h, want[1])

@@ -73,9 +73,69 @@ def test_chains_trapped_in_different_modes_never_stop_and_end_not_reached():
     assert stopped is None  # pm.sample ran to its draws
     decision = monitor.decision
     assert decision["status"] == "not reached" and decision["stopped_at"] == 400
-    assert decision["draws_needed"] > 400 and "about" in decision["reason"]
+    assert decision["draws_needed"] > 400
     assert list(monitor.history["checkpoint"].values) == [100, 200, 400]
     assert not (monitor.history["status"] == "PASS").any()
+
+
+def test_trapped_chains_are_told_what_it_means_and_what_to_do():
+    """The line for chains apart (issue 30): stuck in different states, how many items apart, the
+    draws a floor (not "about"), the cost at the run's pace, what to do instead of waiting."""
+    monitor = StopWhenReached(n_chains=4, every=100, growth=2.0)
+    with pytest.warns(RuntimeWarning):
+        _feed(monitor, _draws(400, trapped=True))
+    reason = monitor.decision["reason"]
+    assert reason.startswith("NOT REACHED within budget (the draws of pm.sample, 400 draws per chain): "
+                             "the chains are stuck in different states (")  # fmt: skip
+    # chains 0, 1 sit in the 2-cluster mode, 2, 3 in the 3-cluster one: 1-3 items apart, 0 within a mode
+    most = int(reason.split("differ in ")[1].split(" of 6 items")[0])
+    assert 1 <= most <= 3 and "chains 0 and 1" not in reason and "chains 2 and 3" not in reason
+    assert f"at least {monitor.decision['draws_needed']:,} per chain, about " in reason
+    assert "at this run's pace" in reason and "max_seconds" in reason and "credible ball" in reason
+    assert "about 40,000 draws per chain needed" not in reason  # a floor, not an estimate
+
+
+def test_when_reached_gives_trapped_chains_the_same_line():
+    import xarray as xr
+
+    draws = _draws(400, trapped=True)
+    labels = np.stack([np.stack([d.point["z"] for d in draws if d.chain == c]) for c in range(4)])
+    logp = np.stack([[d.stats[0]["partition_logp"] for d in draws if d.chain == c] for c in range(4)])
+    coords = {"chain": np.arange(4), "draw": np.arange(400)}
+    idata = xr.DataTree.from_dict({
+        "posterior": xr.Dataset({"z": (("chain", "draw", "z_dim_0"), labels)}, coords=coords),
+        "sample_stats": xr.Dataset({"partition_logp": (("chain", "draw"), logp)}, coords=coords),
+    })  # fmt: skip
+    out = arviz_regen.when_reached(idata, var_names="z", every=100, growth=2.0)
+    reason = out.attrs["reason"]
+    assert out.attrs["status"] == "not reached" and "the chains are stuck in different states" in reason
+    assert " of 6 items" in reason and "at least" in reason and "pace" not in reason  # no clock for saved draws
+
+
+def test_r_hat_above_1_1_is_trapped_even_when_the_estimate_is_not_capped():
+    """Digits seed 2 (issue 30): R-hat 1.7 asked for 316,390 draws, under the cap; still stuck."""
+    from arviz_regen.diagnostics.run_length import _not_reached_line
+
+    line = {}
+    for r_hat in (1.7, 1.03):
+        table = pd.DataFrame({"sd": [1.0], "ess_bulk": [50.0], "r_hat": [r_hat]}, index=["binder_ref1"])
+        table.attrs.update(verdict="verdict: NOT REACHED", verdict_status="NOT REACHED", decided_by="chain_agreement",
+                           draws_needed=316_390, draws_needed_reason=f"R-hat of binder_ref1 is {r_hat}")  # fmt: skip
+        line[r_hat] = _not_reached_line("600 s", 3382, table, (456, 1, 2, 1797), seconds_per_draw=0.01)
+    assert "stuck in different states" in line[1.7] and "at least 316,390 per chain" in line[1.7]
+    assert "chains 1 and 2 differ in 456 of 1,797 items" in line[1.7] and "about 53 minutes" in line[1.7]
+    assert "stuck" not in line[1.03] and "about 316,390 draws per chain needed" in line[1.03]
+
+
+def test_items_apart_counts_the_items_to_move():
+    from arviz_regen.diagnostics.run_length import _items_apart
+
+    assert _items_apart([0, 0, 1, 1, 2], [5, 5, 3, 3, 3]) == 1
+    assert _items_apart([0, 0, 1, 1], [1, 1, 0, 0]) == 0  # the same partition, other labels
+    assert _items_apart([0, 0, 0, 0], [0, 1, 2, 3]) == 3
+    assert _items_apart([0, 1, 0, 1, 2, 2], [0, 0, 1, 1, 2, 2]) == 2
+    with pytest.raises(ValueError, match="same items"):
+        _items_apart([0, 1], [0, 1, 2])
 
 
 def test_the_time_budget_ends_not_reached_with_the_draws_needed():

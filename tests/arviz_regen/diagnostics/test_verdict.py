@@ -215,3 +215,16 @@ def test_summary_reads_the_conditional_check_when_present(monkeypatch):
         table.attrs["verdict_status"] == "NOT REACHED"
         and "conditional_check could not decide" in table.attrs["verdict"]
     )
+
+
+def test_r_hat_well_above_one_says_the_chains_sit_apart_not_run_longer():
+    """R-hat of 2 (digits' chains, issue 30) is not "not enough draws": the chains sit in different
+    states and more draws help only once they cross; 1.03 still asks for a longer run."""
+    undecided = Check("chain_agreement", np.nan, "", "undecided", "the chains are too short")
+    absent = Check("hotelling_rs", np.nan, "", "absent", "states do not recur enough")
+    for r_hat, apart in ((2.06, True), (1.03, False)):
+        stats = pd.DataFrame({"sd": [1.0], "r_hat": [r_hat], "ess_bulk": [50.0]}, index=["n_clusters"])
+        v = decide([absent, undecided], stats, 4)
+        assert v.status == "NOT REACHED"
+        assert ("sit in different states" in v.line) == apart and ("not enough draws, run longer" in v.line) != apart
+        assert "[; " not in v.line and "[hotelling_rs not run: states do not recur enough; chain_agreement" in v.line

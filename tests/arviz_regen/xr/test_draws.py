@@ -85,16 +85,41 @@ def _run(code):
 # --- layering and import cost -------------------------------------------------------------------
 
 HEAVY = ["pymc", "pytensor", "pymc_partition", "numba"]
+#: public functions named like the modules that define them
+SAME_NAMES = [
+    ("consensus", "estimates.consensus"),
+    ("coclustering", "estimates.coclustering"),
+    ("point_estimate", "estimates.point_estimate"),
+    ("credible_ball", "estimates.credible_ball"),
+    ("partition_loss", "base.partition_loss"),
+    ("batch_means", "base.batch_means"),
+]
 
 
-def test_import_leaves_heavy_modules_out():
-    probe = """
-        import json, sys
-        import {module}
-        print(json.dumps({{m: m in sys.modules for m in {heavy!r}}}))
+@pytest.fixture(scope="module")
+def fresh_import():
+    """One new interpreter for the import checks that can share it (each costs an interpreter
+    and an import of ArviZ): the heavy modules loaded by ``import arviz`` (which ``import
+    arviz_regen`` does first) and then by ``import arviz_regen``; then the package's names after
+    their submodules are imported."""
+    probe = f"""
+        import importlib, json, sys
+        import arviz
+        arviz_only = {{m: m in sys.modules for m in {HEAVY!r}}}
+        import arviz_regen
+        regen = {{m: m in sys.modules for m in {HEAVY!r}}}
+        names = {{}}
+        for name, module in {SAME_NAMES!r}:
+            importlib.import_module("arviz_regen." + module)
+            obj = getattr(arviz_regen, name)
+            names[name] = [callable(obj), getattr(obj, "__module__", None)]
+        print(json.dumps({{"arviz_only": arviz_only, "regen": regen, "names": names}}))
     """
-    regen = json.loads(_run(probe.format(module="arviz_regen", heavy=HEAVY)).strip().splitlines()[-1])
-    arviz_only = json.loads(_run(probe.format(module="arviz", heavy=HEAVY)).strip().splitlines()[-1])
+    return json.loads(_run(probe).strip().splitlines()[-1])
+
+
+def test_import_leaves_heavy_modules_out(fresh_import):
+    regen, arviz_only = fresh_import["regen"], fresh_import["arviz_only"]
     for mod in ("pymc", "pytensor", "pymc_partition"):
         assert not regen[mod], f"`import arviz_regen` imported {mod}"
     # ArviZ 0.23 itself imports numba when it is installed (arviz.stats.ecdf_utils); arviz_regen
@@ -459,23 +484,10 @@ def test_negative_labels_are_refused_as_such():
         assert "NUTS" not in str(info.value)
 
 
-def test_public_functions_keep_their_names_after_their_submodules_are_imported():
+def test_public_functions_keep_their_names_after_their_submodules_are_imported(fresh_import):
     """``consensus``, ``coclustering``, ``point_estimate``, ... are public functions named like
     the modules that define them: importing a module (as other modules do) must not rebind the
     package's name to the module (``arviz_regen.consensus(x)`` raised "'module' object is not
     callable")."""
-    import subprocess
-    import sys
-
-    code = (
-        "import importlib, arviz_regen\n"
-        "for name, module in (('consensus', 'estimates.consensus'), ('coclustering', 'estimates.coclustering'),\n"
-        "                     ('point_estimate', 'estimates.point_estimate'),\n"
-        "                     ('credible_ball', 'estimates.credible_ball'),\n"
-        "                     ('partition_loss', 'base.partition_loss'),\n"
-        "                     ('batch_means', 'base.batch_means')):\n"
-        "    importlib.import_module('arviz_regen.' + module)\n"
-        "    assert callable(getattr(arviz_regen, name)), name\n"
-        "    assert getattr(arviz_regen, name).__module__ == 'arviz_regen.' + module, name\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    for name, module in SAME_NAMES:
+        assert fresh_import["names"][name] == [True, "arviz_regen." + module], name

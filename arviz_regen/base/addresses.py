@@ -6,9 +6,8 @@ their arrays, described by one int64 array ``meta`` (:func:`describe`), read thr
 pointers (:data:`int64_at` and the others). A C callback is compiled once, with no Python entry
 point that unboxes arrays or named tuples, and pointer indexing compiles to far less code than
 numba's array structures. That is the reason: a first call in a fresh environment (no numba
-disk cache) compiles them all, and with array kernels it cost 4.5-5.0 s of CPU more than in a
-warm process on 2,000-item Gibbs chains, 3.4-3.9 s with these callbacks
-(``benchmarks/bench_first_run.py``, entry points ``pe_gibbs`` and ``ball_gibbs``).
+disk cache) compiles them all (``benchmarks/bench_first_run.py`` measures it; the figures are in
+the performance page of the docs).
 
 What keeps it safe, all here:
 

@@ -152,3 +152,25 @@ def test_a_lazy_kernels_first_call_runs_with_the_collector_paused():
     twice._dispatcher = Spy()
     assert (twice(3), twice(4)) == (6, 8)
     assert seen == [False, True] and gc.isenabled()
+
+
+def test_a_numba_without_the_pass_classes_gets_the_default_pipeline(monkeypatch):
+    import importlib
+    import sys
+
+    import arviz_regen.base.kernel_compiler as kc
+
+    monkeypatch.setitem(sys.modules, "arviz_regen.base._kernel_pipeline", None)  # its import now fails
+    try:
+        fallback = importlib.reload(kc)
+        assert fallback.Compiler is None and "pipeline_class" not in fallback.INNER
+        inner = numba.njit(**fallback.INNER)(_scale)
+
+        def outer(x, k):
+            return inner(x, k) + 1.0
+
+        assert fallback.compile_cfunc(SIG, outer).ctypes(3, 2) == 9.0
+    finally:
+        monkeypatch.undo()
+        importlib.reload(kc)
+    assert kc.Compiler is Compiler

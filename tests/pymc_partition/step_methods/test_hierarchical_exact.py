@@ -34,6 +34,7 @@ BINARY = (RNG.random((N, 4)) < np.array([0.2, 0.8, 0.5, 0.3])).astype(float)
 BINARY[:2] = 1 - BINARY[:2]
 NORMAL = np.concatenate([RNG.normal(-1.0, 0.4, (3, 2)), RNG.normal(1.5, 0.4, (2, 2))])
 
+
 def _dp(alpha, sizes):
     """log pmf of the Chinese restaurant process: alpha^C prod (n_c - 1)! / (alpha (alpha + 1) ... (alpha + N - 1))."""
     occupied = sizes > 0
@@ -76,7 +77,8 @@ CASES = {
     "nig_mu0": (
         lambda t: pmp.DirichletProcess(1.0), lambda t: pmp.NormalInverseGamma(t, 0.5, 2.0, 0.5),
         lambda: pm.Normal("theta", 0.0, 2.0), NORMAL,
-        lambda t: -t**2 / 8, lambda t, sizes: _dp(1.0, sizes), lambda t, *s: _normal_inverse_gamma(t, 0.5, 2.0, 0.5, *s),
+        lambda t: -t**2 / 8, lambda t, sizes: _dp(1.0, sizes),
+        lambda t, *s: _normal_inverse_gamma(t, 0.5, 2.0, 0.5, *s),
         np.linspace(-12, 12, 3001),
     ),
     "beta_bernoulli_a": (

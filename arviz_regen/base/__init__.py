@@ -18,5 +18,6 @@ boundaries and sums, and return arrays, named tuples or scalars. Higher tiers
   SALSO search;
 - :mod:`~arviz_regen.base.addresses`: the one place compiled kernels get raw addresses (checked);
 - :mod:`~arviz_regen.base.conditional`: the conditional (discrete Stein) check's test;
-- :mod:`~arviz_regen.base.lazy_jit`: ``lazy_njit`` (numba imported on first use).
+- :mod:`~arviz_regen.base.lazy_jit`: ``lazy_njit`` (numba imported on first use);
+- :mod:`~arviz_regen.base.blas`: ``one_blas_thread`` (the diagnostics' small products on one BLAS thread).
 """

@@ -384,7 +384,10 @@ def symmetrize_half(arr, diag, tile=256):
 
 
 def check_memory(n_bytes, what, advice):
-    """MemoryError (with ``advice``) when ``n_bytes`` exceed the memory available now (Linux)."""
+    """MemoryError (with ``advice``) when ``n_bytes`` exceed the memory available now (Linux).
+
+    ``advice``: a string, or a function of the available bytes that returns one (advice sized to fit).
+    """
     try:
         import os
 
@@ -392,6 +395,7 @@ def check_memory(n_bytes, what, advice):
     except (ValueError, OSError, AttributeError):  # not Linux: let numpy try
         return
     if n_bytes > available:
+        advice = advice(available) if callable(advice) else advice
         raise MemoryError(
             f"{what} needs {n_bytes / 2**30:.1f} GiB but {available / 2**30:.1f} GiB are available. {advice}"
         )

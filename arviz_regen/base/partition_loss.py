@@ -89,24 +89,26 @@ def parse_loss(loss, argname="loss"):
     return Loss(LOSS_NAMES[loss.lower()], a)
 
 
-@lazy_njit(cache=True)
-def _joint_terms(ests, draws, F):
-    """Σ_kl F(n_kl) of every estimate (rows of ``ests``) against every draw: shape (E, T).
+@lazy_njit("void(int64[:, ::1], int64[:, ::1], float64[::1], float64[:, ::1], int64[:, ::1])", cache=True, _nrt=False)
+def _joint_kernel(ests, draws, F, out, work):
+    """Fill ``out`` (E, T) with Σ_kl F(n_kl) of every estimate (rows of ``ests``) against every draw.
 
     Labels must be canonical (0 … n − 1). Per draw, the items are grouped by their draw cluster
     (a counting sort); per estimate and draw cluster the estimate's labels are counted in a
-    scratch vector, so the cost is O(n) per pair and the memory O(n).
+    scratch vector, so the cost is O(n) per pair and the memory O(n). ``work`` int64 (5, n + 1),
+    its row 3 zeros (the scratch counts, left zero). One signature and no allocation: nothing
+    but the loops to compile.
     """
     E, n = ests.shape
     T = draws.shape[0]
-    out = np.empty((E, T))
-    start = np.zeros(n + 1, dtype=np.int64)
-    pos = np.empty(n + 1, dtype=np.int64)
-    order = np.empty(n, dtype=np.int64)
-    scratch = np.zeros(n, dtype=np.int64)
-    touched = np.empty(n, dtype=np.int64)
+    start = work[0]
+    pos = work[1]
+    order = work[2]
+    scratch = work[3]
+    touched = work[4]
     for t in range(T):
-        start[:] = 0
+        for lab in range(n + 1):
+            start[lab] = 0
         n_l = 0
         for i in range(n):
             lab = draws[t, i]
@@ -135,6 +137,15 @@ def _joint_terms(ests, draws, F):
                     acc += F[scratch[k]]
                     scratch[k] = 0
             out[e, t] = acc
+
+
+def _joint_terms(ests, draws, F):
+    """Σ_kl F(n_kl) of every estimate (rows of ``ests``) against every draw: shape (E, T) (:func:`_joint_kernel`)."""
+    ests = np.ascontiguousarray(ests, dtype=np.int64)
+    draws = np.ascontiguousarray(draws, dtype=np.int64)
+    out = np.empty((ests.shape[0], draws.shape[0]))
+    _joint_kernel(ests, draws, np.ascontiguousarray(F, dtype=np.float64), out,
+                  np.zeros((5, ests.shape[1] + 1), dtype=np.int64))  # fmt: skip
     return out
 
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from .cluster_tracks import build_tracks
 from .partition_loss import Loss, parse_loss
-from .state import canonicalize
+from .state import _canonicalize_rows_numpy, check_labels
 
 __all__ = ["SalsoResult", "salso_search", "thin_chains", "SEARCH_DEFAULTS", "SEARCH_CELLS", "SEARCH_VISITS", "INITS"]
 
@@ -128,6 +128,16 @@ class SalsoResult(NamedTuple):
     route: str
     search_draws: int = 0
     polish_moves: int = 0
+
+
+def _canonical(labels):
+    """Return the canonical form of one label vector, computed in numpy.
+
+    As :func:`arviz_regen.base.state.canonicalize` gives it, without compiling its kernel for
+    vectors of more than 65,536 items (a search's result is one vector, however long).
+    """
+    lab = check_labels(labels)
+    return _canonicalize_rows_numpy(np.ascontiguousarray(lab).reshape(1, -1))[0]
 
 
 def _tables(spec, n):
@@ -425,7 +435,7 @@ def salso_search(
         start = no_start
         if r < len(start_rows):
             init = 3
-            start = np.minimum(canonicalize(start_rows[r]), kcap - 1)  # clusters above the cap merged
+            start = np.minimum(_canonical(start_rows[r]), kcap - 1)  # clusters above the cap merged
         else:
             u = rng.random()
             init = 0 if u < prob_sequential else 2 if u < prob_sequential + p_draw else 1
@@ -452,7 +462,7 @@ def salso_search(
         [done] = [_finish(*finish, *shared)] if map_runs is None else map_runs(_finish, [finish], shared=shared)
         best_labels, best_loss, polish_moves = done
     return SalsoResult(
-        labels=canonicalize(best_labels),
+        labels=_canonical(best_labels),
         expected_loss=float(best_loss),
         run_losses=stats[:, 0],
         n_scans=stats[:, 1].astype(np.int64),
@@ -483,7 +493,7 @@ def _finish(ranked, seed, full, spec, kcap, max_scans):
     draws, w, index = full
     finalists = []
     for lab in ranked:
-        lab = canonicalize(lab)
+        lab = _canonical(lab)
         if not any(np.array_equal(lab, f) for f in finalists):
             finalists.append(lab)
         if len(finalists) == N_FINALISTS:
@@ -493,4 +503,4 @@ def _finish(ranked, seed, full, spec, kcap, max_scans):
     search = _Search(spec, draws, w, index, kcap=kcap)
     search.k_alloc = min(search.kcap, max(search.k_alloc, 2 * (int(best.max()) + 1)))
     out, labels = search.run(3, best, seed, max_scans, 0)
-    return labels, out.loss, int(np.count_nonzero(canonicalize(labels) != best))
+    return labels, out.loss, int(np.count_nonzero(_canonical(labels) != best))

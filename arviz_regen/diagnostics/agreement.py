@@ -37,6 +37,7 @@ import xarray as xr
 
 from ..base.anova import anova_f, max_f
 from ..base.autocorrelation import integrated_time
+from ..base.blas import one_blas_thread
 from ..base.pair_kernels import kernel_labels
 from ..base.pair_sums import PairSums
 from ..base.state import canonicalize
@@ -128,6 +129,7 @@ def _anova_block(block, groups, n_groups):
     return anova_f(block[0], groups, n_groups) if block[0].shape[0] else np.zeros(0)
 
 
+@one_blas_thread
 def chain_agreement(
     data,
     var_names=None,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from ..base.blas import one_blas_thread
 from ..base.conditional import CHECK_TAU_FACTOR, MIN_BATCHES, conditional_test
 from ..xr.containers import get_group, group_names, is_datatree, is_inference_data
 from ..xr.distributed import TASK_PREFIX, resolve_client
@@ -163,6 +164,7 @@ def _run_test(da, client):
     return client.compute(delayed).result()
 
 
+@one_blas_thread
 def conditional_check(data, *, var_names=None, kind="p_value", client=None):
     """Conditional (discrete Stein) check of the partition draws against their posterior.
 

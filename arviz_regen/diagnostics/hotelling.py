@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from ..base.blas import one_blas_thread
 from ..base.hotelling_t2 import DEFAULT_TOL, t2_core
 from ..base.seeds import seed_attribute
 from ..base.tour_t2 import tour_t2_test
@@ -177,6 +178,7 @@ def _evaluate(index, logp, n_states, ks_req, *, method, pooled, n_rep, seeds, mi
     return res
 
 
+@one_blas_thread
 def hotelling_rs(
     data,
     var_names=None,

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..base.blas import one_blas_thread
 from ..base.tour_tests import N_LONGEST
 from ..estimates.traces import partition_traces
 from ..xr.distributed import current_client, resolve_client, using_client
@@ -188,6 +189,7 @@ class SummaryTable(pd.DataFrame):
         return f"{body}<p><strong>{html.escape(verdict)}</strong></p>"
 
 
+@one_blas_thread
 def regen_summary(
     data,
     var_names=None,

@@ -52,7 +52,21 @@ def _positive_int(value, argname, allow_zero=False):
 
 
 #: what the memory check advises when the draws are too large
-_THIN_ADVICE = "Thin the draws first, e.g. `coords={'draw': slice(None, None, 10)}` (every 10th draw)."
+def thin_advice(need, chains, draws, items, available):
+    """Advice naming a thinning of the draws whose ``need(chains, draws, items)`` bytes fit in ``available``.
+
+    A fifth of the memory is left for the rest of the process.
+    """
+    room = 0.8 * available
+    if need(chains, 1, items) > room:
+        return "Thinning the draws cannot make it fit: it needs more memory than one draw per chain leaves."
+    steps = [k for k in (2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000) if k < draws] + [draws]
+    k = next(k for k in steps if need(chains, -(-draws // k), items) <= room)
+    nth = f"{k}nd" if k == 2 else f"{k}th"
+    return (
+        f"Thin the draws first, e.g. `coords={{'draw': slice(None, None, {k})}}` "
+        f"(every {nth} draw, {-(-draws // k)} per chain)."
+    )
 
 
 def summary_bytes(chains, draws, items, psm=False):
@@ -80,15 +94,16 @@ def refuse_before_loading(data, var_names, coords, what, loss, route="auto"):
     """
     if coords is not None:
         return  # the selection is known after loading
-    psm = loss is not None and loss.name == "binder" and route in ("auto", "psm")
-    advice = _THIN_ADVICE + (" For Binder, route='draws' needs no items x items matrix." if psm else "")
-    refuse_early(
-        data,
-        var_names,
-        lambda c, d, n: summary_bytes(c, d, n, loss is not None and psm_route(loss, route, n)),
-        what + " of {items} items ({chains} chains x {draws} draws)",
-        advice,
-    )
+
+    def need(c, d, n):
+        return summary_bytes(c, d, n, loss is not None and psm_route(loss, route, n))
+
+    def advice(c, d, n, available):
+        psm = loss is not None and psm_route(loss, route, n)
+        binder = " For Binder, route='draws' needs no items x items matrix." if psm else ""
+        return thin_advice(need, c, d, n, available) + binder
+
+    refuse_early(data, var_names, need, what + " of {items} items ({chains} chains x {draws} draws)", advice)
 
 
 def state_weights(pdraws):

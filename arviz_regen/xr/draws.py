@@ -544,8 +544,13 @@ def _keys_dtype(n_items):
     return probe.dtype
 
 
-#: labels turned into state keys per block (numpy input): bounds the temporary memory
-_KEY_BLOCK = 1 << 22
+#: labels turned into state keys per block (numpy input): bounds the temporaries (int64 copies,
+#: canonical checks) to a few hundred kB, below the allocator's threshold for fresh memory from
+#: the system, so blocks reuse the same memory instead of faulting in new pages each
+_KEY_BLOCK = 1 << 16
+
+#: keys compared per step when finding the distinct states (bounds the gathered copies)
+_UNIQUE_STEP = 1 << 12
 
 
 def compute_keys(da, item_dim):
@@ -570,16 +575,34 @@ def compute_keys(da, item_dim):
         values = np.asarray(da.values)
         lead = values.shape[:-1]
         flat = values.reshape(-1, n_items)
-        # blocks of draws bound the temporaries (canonical checks, int64 copies) to _KEY_BLOCK labels
+        # blocks of draws bound the temporaries to _KEY_BLOCK labels; the keys go straight into place
         step = max(1, _KEY_BLOCK // max(1, n_items))
-        parts = [_keys_block(flat[s : s + step]) for s in range(0, flat.shape[0], step)]
-        if len(parts) == 1:
-            keys, canon = parts[0]
-        else:
-            keys = np.concatenate([p[0] for p in parts])
-            canon = np.concatenate([p[1] for p in parts])
+        keys = np.empty(flat.shape[0], dtype=_keys_dtype(n_items))
+        canon = np.empty(flat.shape[0], dtype=bool)
+        for s in range(0, flat.shape[0], step):
+            keys[s : s + step], canon[s : s + step] = _keys_block(flat[s : s + step])
         keys, canon = keys.reshape(lead), canon.reshape(lead)
     return np.asarray(keys), np.asarray(canon)
+
+
+def unique_keys(keys):
+    """Return ``numpy.unique(keys, return_index=True, return_inverse=True)`` for 1-d keys, with fewer copies.
+
+    The same sorted distinct keys, first occurrences and inverse, from one stable argsort: the keys
+    are compared in sorted order a block at a time rather than copied whole (``numpy.unique``
+    makes three copies of them, each hundreds of MB for long chains of many items).
+    """
+    keys = np.asarray(keys).reshape(-1)
+    perm = np.argsort(keys, kind="stable")  # as numpy.unique's with return_index (mergesort)
+    new = np.empty(perm.size, dtype=bool)
+    new[:1] = True
+    for s in range(1, perm.size, _UNIQUE_STEP):
+        e = min(perm.size, s + _UNIQUE_STEP)
+        new[s:e] = keys[perm[s:e]] != keys[perm[s - 1 : e - 1]]
+    first = perm[new]
+    inverse = np.empty(perm.size, dtype=np.intp)
+    inverse[perm] = np.cumsum(new) - 1
+    return keys[first], first, inverse
 
 
 def _check_labels_dtype(da, name):
@@ -707,7 +730,7 @@ def load_partition(data, var_names=None, logp_var="partition_logp", argname="dat
             UserWarning,
             stacklevel=3,
         )
-    ukeys, first, inverse = np.unique(keys.ravel(), return_index=True, return_inverse=True)
+    ukeys, first, inverse = unique_keys(keys)
     index = inverse.reshape(keys.shape).astype(np.int64)
 
     logp_values = logp_draws = spread = None

@@ -33,10 +33,11 @@ def refuse_early(data, var_names, need, what, advice):
 
     That is when ``need(chains, draws, items)`` bytes exceed the memory available now
     (:func:`arviz_regen.base.pair_kernels.check_memory`); nothing when the sizes are unknown before loading (see
-    :func:`partition_sizes`).
+    :func:`partition_sizes`). ``advice``: a string, or ``advice(chains, draws, items, available)`` returning one.
     """
     from ..base.pair_kernels import check_memory
 
     sizes = partition_sizes(data, var_names)
     if sizes is not None:
-        check_memory(int(need(*sizes)), what.format(chains=sizes[0], draws=sizes[1], items=sizes[2]), advice)
+        sized = (lambda available: advice(*sizes, available)) if callable(advice) else advice
+        check_memory(int(need(*sizes)), what.format(chains=sizes[0], draws=sizes[1], items=sizes[2]), sized)

@@ -229,3 +229,12 @@ def test_seeded_search_results_are_pinned(case):
     np.testing.assert_array_equal(r.zealous_accepts, accepts)
     np.testing.assert_allclose(r.run_losses, run_losses, rtol=1e-13)
     assert r.expected_loss == pytest.approx(expected, rel=1e-13)
+
+
+def test_canonical_long_vector_in_numpy():
+    from arviz_regen.base.salso import _canonical
+
+    x = np.random.default_rng(3).integers(-5, 90, 70_000)  # beyond canonicalize's numpy size
+    first = {}
+    want = np.array([first.setdefault(v, len(first)) for v in x.tolist()])
+    assert np.array_equal(_canonical(x), want) and _canonical(x).dtype == np.int64

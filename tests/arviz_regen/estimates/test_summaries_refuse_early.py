@@ -48,9 +48,21 @@ def test_draws_beyond_memory_are_refused_before_loading(small_memory):
         arviz_regen.credible_ball(post, np.zeros(5000, dtype=int), loss="VI")
 
 
+def test_advised_thinning_is_the_least_listed_that_fits(small_memory):
+    """The advice names a thinning that fits in 80 % of what is available, and the finer one before it does not."""
+    room = 0.8 * (100 << 20)
+    with pytest.raises(MemoryError, match=r"every 5th draw, 200 per chain\)\.$"):
+        arviz_regen.point_estimate(posterior(4, 1000, 2000), loss="VI")
+    assert pe.summary_bytes(4, 200, 2000, False) <= room < pe.summary_bytes(4, 500, 2000, False)
+    with pytest.raises(MemoryError, match=r"every 2nd draw, 500 per chain\)"):
+        arviz_regen.point_estimate(posterior(4, 1000, 1200), loss="VI")
+    with pytest.raises(MemoryError, match=r"Thinning the draws cannot make it fit"):
+        arviz_regen.point_estimate(posterior(4, 3, 2_000_000), loss="VI")  # one draw per chain: 192 MB
+
+
 def test_binder_matrix_beyond_memory_names_the_draws_route(small_memory):
     post = posterior(1, 2, 4000)  # the draws are small; a 4000 x 4000 matrix twice is not
-    with pytest.raises(MemoryError, match=r"binder point estimate.*route='draws'"):
+    with pytest.raises(MemoryError, match=r"binder point estimate.*cannot make it fit.*route='draws'"):
         arviz_regen.point_estimate(post, loss="binder")
     with pytest.raises(MemoryError, match=r"binder credible ball.*route='draws'"):
         arviz_regen.credible_ball(post, loss="binder")

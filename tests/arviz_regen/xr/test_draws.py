@@ -278,6 +278,27 @@ def test_dict_and_arrays(idata, labels, logp, reference):
     _assert_same(reference, idata.posterior["z"], logp=logp)  # a DataArray of labels
 
 
+@pytest.mark.parametrize("n_items", [3, 40])  # uint64 keys, byte-string keys
+def test_unique_keys_is_numpy_unique(n_items, monkeypatch):
+    from arviz_regen.base.state import state_keys
+    from arviz_regen.xr import draws
+
+    monkeypatch.setattr(draws, "_UNIQUE_STEP", 7)  # several comparison blocks
+    keys = state_keys(np.random.default_rng(1).integers(0, 2, (300, n_items)))
+    for got, want in zip(draws.unique_keys(keys), np.unique(keys, return_index=True, return_inverse=True)):
+        assert got.dtype == want.dtype and np.array_equal(got, want.reshape(-1))
+
+
+def test_keys_by_blocks_are_the_same(labels, monkeypatch):
+    from arviz_regen.xr import draws
+    from arviz_regen.xr.draws import load_partition
+
+    whole = load_partition(labels)
+    monkeypatch.setattr(draws, "_KEY_BLOCK", 3 * labels.shape[-1] + 1)  # 3 draws a block, a short last one
+    blocks = load_partition(labels)
+    assert np.array_equal(blocks.keys, whole.keys) and np.array_equal(blocks.index, whole.index)
+
+
 def test_single_chain_arrays(idata, labels, logp):
     ref = arviz_regen.hotelling_rs(idata, k=K, coords={"chain": [1]})
     for lab, lp in ((labels[1], logp[1]), (labels[1:2], logp[1:2]), (labels[1], logp[1:2])):

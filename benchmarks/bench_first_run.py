@@ -82,7 +82,21 @@ logging.getLogger("pymc").setLevel(logging.ERROR)
 from numba.core import event as _event
 _rec = _event.RecordingListener()
 _event.register("numba:compile", _rec)
-_lock = _event.RecordingListener()  # held to compile or to load from numba's cache (cfuncs too)
+class _LockCPU(_event.Listener):  # CPU s while numba's compiler lock is held: compiling or loading its cache
+    depth, start, held = 0, 0.0, 0.0
+
+    def on_start(self, event):
+        self.depth += 1
+        if self.depth == 1:
+            self.start = time.process_time()
+
+    def on_end(self, event):
+        self.depth -= 1
+        if self.depth == 0:
+            self.held += time.process_time() - self.start
+
+
+_lock = _LockCPU()
 _event.register("numba:compiler_lock", _lock)
 _out = {"call": None, "call_cpu": None}
 
@@ -107,14 +121,7 @@ def _report():
             if stack:
                 stack[-1][2] += ts - t0
     _out["numba"] = {k: [v, count[k]] for k, v in excl.items()}
-    depth, held = 0, 0.0
-    for ts, ev in _lock.buffer:
-        depth += 1 if ev.is_start else -1
-        if ev.is_start and depth == 1:
-            t_lock = ts
-        elif depth == 0:
-            held += ts - t_lock
-    _out["lock"] = held
+    _out["lock"] = _lock.held
     print("BENCH_FIRST_RUN " + json.dumps(_out), flush=True)
 
 atexit.register(_report)
@@ -352,7 +359,7 @@ def _large_table(rows):
         "\nLarge posteriors (CPU s). Compilation = cold process (empty numba cache) - warm process (cache filled),"
         " same call: both pay imports, numba's start-up and fresh memory.\n"
         "In-process first - again: bench_summaries' first - warm (the cold process's first call minus its second):"
-        " compilation plus first-in-process costs. Numba lock: wall s holding numba's compiler lock (compiling"
+        " compilation plus first-in-process costs. Numba lock: CPU s while numba's compiler lock is held (compiling"
         " or loading from its cache, cfuncs included) in the cold / warm process."
     )
     print(

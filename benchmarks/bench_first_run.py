@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python benchmarks/bench_first_run.py [--baseline REV | --no-baseline] [--only a,b] [--skip a,b]
-        [--repeat N] [--data DIR]
+        [--repeat N] [--data DIR] [--large]
 
 Each entry point runs in a fresh interpreter twice: *cold*, with empty numba and PyTensor compile
 caches (``NUMBA_CACHE_DIR`` and PyTensor's ``base_compiledir`` pointed at new directories, as in a
@@ -41,6 +41,16 @@ draws are sampled once into ``--data`` (default: a folder of the system's tempor
 ``main_job`` (``python -m pymc_partition.demo``, default settings, run in-process with ``runpy``
 so that its compilation is recorded too).
 
+``--large`` runs, instead of these, issue 27's large posteriors with ``bench_summaries --issue27``'s
+data and calls (its cache ``benchmarks/.cache`` unless ``--data``; sampled there if missing):
+``pe_gibbs_10000``, ``ball_gibbs_10000``, ``pe_binder_gibbs_10000`` (``point_estimate`` VI,
+``credible_ball`` VI, ``point_estimate`` Binder, ``random_seed=1``, on the real chains of 2,000
+items x 4 x 10,000 draws) and ``pe_big_200``, ``pe_binder_big_200`` (VI and Binder on 100,000 items x
+4 x 200 draws). Its extra table gives the compilation (the call's CPU in the cold process minus the
+warm process's; also with the package import) beside ``bench_summaries``' in-process first - warm
+(the cold process calls a second time), which also counts what any first call in a process pays
+(fresh memory, numba's start-up, xarray importing dask).
+
 Goals (issue 17): the first ``pm.sample`` at most 15 s more than warm; each ``arviz_regen``
 function's first call at most 3 s more than warm; the main job's first run at most 45 s on an
 unloaded machine.
@@ -72,14 +82,30 @@ logging.getLogger("pymc").setLevel(logging.ERROR)
 from numba.core import event as _event
 _rec = _event.RecordingListener()
 _event.register("numba:compile", _rec)
+class _LockCPU(_event.Listener):  # CPU s while numba's compiler lock is held: compiling or loading its cache
+    depth, start, held = 0, 0.0, 0.0
+
+    def on_start(self, event):
+        self.depth += 1
+        if self.depth == 1:
+            self.start = time.process_time()
+
+    def on_end(self, event):
+        self.depth -= 1
+        if self.depth == 0:
+            self.held += time.process_time() - self.start
+
+
+_lock = _LockCPU()
+_event.register("numba:compiler_lock", _lock)
 _out = {"call": None, "call_cpu": None}
 
 @contextlib.contextmanager
-def timed():
+def timed(key="call"):
     t0, c0 = time.perf_counter(), time.process_time()
     yield
-    _out["call"] = time.perf_counter() - t0
-    _out["call_cpu"] = time.process_time() - c0
+    _out[key] = time.perf_counter() - t0
+    _out[key + "_cpu"] = time.process_time() - c0
 
 def _report():
     stack, excl, count = [], collections.defaultdict(float), collections.Counter()
@@ -95,6 +121,7 @@ def _report():
             if stack:
                 stack[-1][2] += ts - t0
     _out["numba"] = {k: [v, count[k]] for k, v in excl.items()}
+    _out["lock"] = _lock.held
     print("BENCH_FIRST_RUN " + json.dumps(_out), flush=True)
 
 atexit.register(_report)
@@ -160,6 +187,32 @@ REAL_DATA = {"gibbs_2000x4x1000": "real_1000", "galaxies_4x3000": "galaxies_3000
 _GIBBS = _REAL.format(file="gibbs_2000x4x1000")
 _GALAXY = _REAL.format(file="galaxies_4x3000")
 
+# ``--large``: issue 27's large posteriors, ``bench_summaries --issue27``'s data and calls. The
+# package import and the call are timed apart; the cold process calls twice (``AGAIN``): the
+# second call is the in-process warm call of ``bench_summaries`` (its first - warm also counts
+# first-in-process costs: fresh memory, numba's start-up, xarray importing dask)
+_LARGE = """
+import numpy as np
+with timed("import"):
+    import arviz_regen
+with np.load(os.path.join(DATA, "{file}.npz")) as f:
+    z = f["labels"].astype(np.int64)
+with timed():
+    {call}
+if AGAIN:
+    with timed("again"):
+        {call}
+"""
+#: entry point -> (data file, call); data sampled by ``bench_summaries.load`` (its cache by default)
+LARGE = {
+    "pe_gibbs_10000": ("gibbs_2000x4x10000", "arviz_regen.point_estimate(z, loss='VI', random_seed=1)"),
+    "ball_gibbs_10000": ("gibbs_2000x4x10000", "arviz_regen.credible_ball(z, loss='VI', random_seed=1)"),
+    "pe_binder_gibbs_10000": ("gibbs_2000x4x10000", "arviz_regen.point_estimate(z, loss='binder', random_seed=1)"),
+    "pe_big_200": ("gibbs_100000x4x200", "arviz_regen.point_estimate(z, loss='VI', random_seed=1)"),
+    "pe_binder_big_200": ("gibbs_100000x4x200", "arviz_regen.point_estimate(z, loss='binder', random_seed=1)"),
+}
+REAL_DATA.update({"gibbs_2000x4x10000": "real_10000", "gibbs_100000x4x200": "big_200"})
+
 ENTRY_POINTS = {
     "import": "with timed():\n    import pymc_partition, arviz_regen\n",
     "sample_nig": _SAMPLE.format(family="nig", step="GibbsPartition"),
@@ -205,11 +258,17 @@ with timed():
             raise
 """,
 }
+ENTRY_POINTS.update({name: _LARGE.format(file=f, call=call) for name, (f, call) in LARGE.items()})
 GOALS = {"sample": 15.0, "arviz_regen": 3.0}
 ARVIZ_REGEN = (
     "hotelling_rs", "coclustering", "point_estimate", "point_estimate_binder", "credible_ball", "pe_sticky",
-    "pe_binder_sticky", "pe_gibbs", "ball_gibbs", "pe_binder_gibbs", "pe_galaxy",
+    "pe_binder_sticky", "pe_gibbs", "ball_gibbs", "pe_binder_gibbs", "pe_galaxy", *LARGE,
 )  # fmt: skip
+
+
+def _reads(name, data_file):
+    """Whether the entry point ``name`` reads ``data_file`` (a key of ``REAL_DATA``)."""
+    return f'"{data_file}.npz"' in ENTRY_POINTS[name]
 
 
 def _available(names, data_dir):
@@ -224,7 +283,7 @@ def _available(names, data_dir):
     bench_summaries.CACHE = pathlib.Path(data_dir)
     keep = []
     for n in names:
-        why = [bench_summaries.missing_data(load) for f, load in REAL_DATA.items() if f in ENTRY_POINTS[n]]
+        why = [bench_summaries.missing_data(load) for f, load in REAL_DATA.items() if _reads(n, f)]
         why = [w for w in why if w]
         if why:
             print(f"  {n:<24} SKIPPED: {why[0]}", flush=True)
@@ -237,7 +296,7 @@ def _ensure_data(names, data_dir):
     """Sample the real chains the entry points ``names`` read into ``data_dir``, once (``bench_summaries``)."""
     missing = [
         load for f, load in REAL_DATA.items()
-        if any(f in ENTRY_POINTS[n] for n in names) and not os.path.exists(os.path.join(data_dir, f + ".npz"))
+        if any(_reads(n, f) for n in names) and not os.path.exists(os.path.join(data_dir, f + ".npz"))
     ]  # fmt: skip
     if not missing:
         return
@@ -250,8 +309,11 @@ def _ensure_data(names, data_dir):
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def _run(name, source_dir, caches, workdir, data_dir=""):
-    """One fresh interpreter: (wall s, cpu s, call s, numba dict, call cpu s)."""
+def _run(name, source_dir, caches, workdir, data_dir="", again=False):
+    """One fresh interpreter: (wall s, cpu s, call s, numba dict, call cpu s, probe record).
+
+    ``again``: large entry points call a second time in the same process (``again_cpu``).
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = source_dir + os.pathsep + env.get("PYTHONPATH", "")
     env["NUMBA_CACHE_DIR"] = os.path.join(caches, "numba")
@@ -259,7 +321,8 @@ def _run(name, source_dir, caches, workdir, data_dir=""):
     env["PYTHONWARNINGS"] = "ignore"
     out = os.path.join(workdir, "main_job_out")
     shutil.rmtree(out, ignore_errors=True)
-    code = PROBE + f"import os\nOUT = {out!r}\nDATA = {data_dir!r}\n" + textwrap.dedent(ENTRY_POINTS[name])
+    code = PROBE + f"import os\nOUT = {out!r}\nDATA = {data_dir!r}\nAGAIN = {again!r}\n"
+    code += textwrap.dedent(ENTRY_POINTS[name])
     cmd = [sys.executable, "-c", code]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -269,18 +332,50 @@ def _run(name, source_dir, caches, workdir, data_dir=""):
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise RuntimeError(f"{name} failed in {source_dir}:\n{proc.stderr[-3000:]}")
-    call, numba, call_cpu = wall, {}, cpu
+    call, numba, call_cpu, rec = wall, {}, cpu, {}
     for line in proc.stdout.splitlines():
         if line.startswith("BENCH_FIRST_RUN "):
             rec = json.loads(line.split(" ", 1)[1])
             call, numba, call_cpu = rec["call"], rec["numba"], rec["call_cpu"]
-    return wall, cpu, call, numba, call_cpu
+    return wall, cpu, call, numba, call_cpu, rec
 
 
 def _export(rev, into):
     """The package at git revision ``rev``, exported into ``into`` (no .git, no caches)."""
     os.makedirs(into)
     return export_tree(rev, into)
+
+
+def _summaries_cache():
+    """``bench_summaries``' cache of sampled chains (``benchmarks/.cache``)."""
+    import bench_summaries
+
+    return bench_summaries.CACHE
+
+
+def _large_table(rows):
+    """Compilation of the large entry points: CPU s of the cold process minus the warm process's."""
+    print(
+        "\nLarge posteriors (CPU s). Compilation = cold process (empty numba cache) - warm process (cache filled),"
+        " same call: both pay imports, numba's start-up and fresh memory.\n"
+        "In-process first - again: bench_summaries' first - warm (the cold process's first call minus its second):"
+        " compilation plus first-in-process costs. Numba lock: CPU s while numba's compiler lock is held (compiling"
+        " or loading from its cache, cfuncs included) in the cold / warm process."
+    )
+    print(
+        f"{'entry point':<24}{'revision':<15}{'call cold':>10}{'warm':>7}{'c - w':>7}{'import+call c - w':>19}"
+        f"{'again':>7}{'in-process 1st - again':>24}{'numba lock c / w':>18}{'goal':>6}"
+    )
+    for name, label, cold, warm in rows:
+        rc, rw = cold[5], warm[5]
+        both = (rc.get("import_cpu", 0.0) + cold[4]) - (rw.get("import_cpu", 0.0) + warm[4])
+        nan = float("nan")
+        again = rc.get("again_cpu", nan)
+        verdict = "ok" if cold[4] - warm[4] <= GOALS["arviz_regen"] else "MISS"
+        print(
+            f"{name:<24}{label:<15}{cold[4]:10.2f}{warm[4]:7.2f}{cold[4] - warm[4]:7.2f}{both:19.2f}"
+            f"{again:7.2f}{cold[4] - again:24.2f}{rc.get('lock', nan):10.2f} /{rw.get('lock', nan):6.2f}{verdict:>6}"
+        )
 
 
 def _goal(name):
@@ -300,19 +395,31 @@ def main(argv=None):
     parser.add_argument("--top", type=int, default=12, help="compiled functions listed per entry")
     parser.add_argument(
         "--data",
-        default=os.path.join(tempfile.gettempdir(), "arviz_regen_bench_first_run"),
-        help="directory of the real chains (sampled there on first use; default: in the temporary directory)",
+        default=None,
+        help="directory of the real chains (sampled there on first use; default: in the temporary directory,"
+        " with --large bench_summaries' cache benchmarks/.cache)",
+    )
+    parser.add_argument(
+        "--large",
+        action="store_true",
+        help="issue 27's large posteriors instead of the default entry points: " + ", ".join(LARGE),
     )
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every entry point (ranges over rounds)")
     args = parser.parse_args(argv)
 
-    names = list(ENTRY_POINTS)
+    if args.data is None:
+        args.data = (
+            str(_summaries_cache())
+            if args.large
+            else os.path.join(tempfile.gettempdir(), "arviz_regen_bench_first_run")
+        )
+    names = [n for n in ENTRY_POINTS if (n in LARGE) == args.large]
     if args.only:
         wanted = [n.strip() for n in args.only.split(",") if n.strip()]
-        unknown = sorted(set(wanted) - set(names))
+        unknown = sorted(set(wanted) - set(ENTRY_POINTS))
         if unknown:
-            parser.error(f"unknown entry points {unknown}; choose from {names}")
-        names = [n for n in names if n in wanted]
+            parser.error(f"unknown entry points {unknown}; choose from {list(ENTRY_POINTS)}")
+        names = [n for n in ENTRY_POINTS if n in wanted]
     skip = {n.strip() for n in args.skip.split(",") if n.strip()}
     names = [n for n in names if n not in skip]
 
@@ -330,7 +437,7 @@ def main(argv=None):
             for name in names:
                 for label, source in revisions.items():  # interleaved: same load for both
                     caches = os.path.join(tmp, "caches", label.replace("/", "_").replace(" ", "_"), f"{name}_{rnd}")
-                    cold = _run(name, source, caches, tmp, args.data)
+                    cold = _run(name, source, caches, tmp, args.data, again=name in LARGE)
                     warm = _run(name, source, caches, tmp, args.data)
                     rows.append((name, label, cold, warm))
                     if label == "this checkout":
@@ -361,6 +468,8 @@ def main(argv=None):
             f"{name:<24}{label:<15}{cold[2]:8.1f}{warm[2]:8.1f}{extra:10.1f}{cold[1]:10.1f}{warm[1]:10.1f}"
             f"{cold[4] - warm[4]:14.1f}{verdict:>7}"
         )
+    if any(n in LARGE for n in names):
+        _large_table([r for r in rows if r[0] in LARGE])
     if args.repeat > 1:
         print("\nCall CPU cold - warm over the rounds (s): min - max")
         for name in names:

@@ -186,6 +186,8 @@ def _dense_counts(index, ul, visits=None):
 #: them along the chains' changes, and still be chosen: its kernel compiles several times faster
 #: (docs/performance.md, "Figures behind the code")
 STATES_SLACK_NS = 2e8
+#: labels per block of states whose pairs :func:`_cheaper_by_states` sums at a time (a bounded temporary)
+STATES_BLOCK_CELLS = 1 << 22
 
 
 def _cheaper_by_states(index, ul, visits):
@@ -194,17 +196,36 @@ def _cheaper_by_states(index, ul, visits):
     States: :data:`~arviz_regen.base.pair_sums.COST_RUN_PAIR` per pair together in each state
     visited; changes: :data:`~arviz_regen.base.pair_sums.COST_CHANGE` per pair that flips at a
     change of state (:func:`~arviz_regen.base.pair_sums.sampled_changes`) and per pair settled at
-    the end of each chain.
+    the end of each chain. The states' pairs are summed only until they exceed the changes'
+    estimate: the same answer as the full sum (the partial sums only grow).
     """
     n = ul.shape[1]
-    seen = np.flatnonzero(visits)
-    step = max(1, (1 << 22) // max(n, 1))  # states at a time: a bounded temporary
-    together = sum(float(_together(ul[seen[a : a + step]]).sum()) for a in range(0, seen.size, step))
     by_changes = COST_CHANGE * n * (n - 1) / 2 * index.shape[0]
     for chain in index:
         n_changes, flips, _ = sampled_changes(chain, ul)
         by_changes += COST_CHANGE * flips * n_changes
-    return COST_RUN_PAIR * together <= by_changes + STATES_SLACK_NS
+    seen = np.flatnonzero(visits)
+    every = seen.size == ul.shape[0]  # all states visited: blocks are views, not copies
+    step = max(1, STATES_BLOCK_CELLS // max(n, 1))
+    together = 0.0
+    for a in range(0, seen.size, step):
+        together += _block_together(ul[a : a + step] if every else ul[seen[a : a + step]])
+        if COST_RUN_PAIR * together > by_changes + STATES_SLACK_NS:
+            return False
+    return True
+
+
+def _block_together(labels):
+    """Pairs clustered together summed over the rows of ``labels`` ``(m, n)`` (an exact integer, as float).
+
+    One bincount of the labels offset by row (no joint keys: one partition per row) while their
+    range is compact, as with canonical labels.
+    """
+    m, k = labels.shape[0], int(labels.max(initial=0)) + 1
+    if m * k > 4 * labels.size + 1024:
+        return float(_together(labels).sum())
+    c = np.bincount((labels + (k * np.arange(m))[:, None]).ravel(), minlength=m * k)
+    return float((c * (c - 1) // 2).sum())
 
 
 def coclustering_sums(index, ulabels, regen, eval_draws=None):

@@ -19,7 +19,7 @@ from ..base.partition_loss import parse_loss
 from ..base.state import check_labels
 from ..xr.distributed import resolve_client, using_client
 from ..xr.draws import load_partition
-from .point_estimate import draw_losses, point_estimate, refuse_before_loading, state_weights
+from .point_estimate import collector_paused, draw_losses, point_estimate, refuse_before_loading, state_weights
 
 __all__ = ["credible_ball", "ball_radius", "BOUNDS"]
 
@@ -67,6 +67,7 @@ def _estimate_labels(estimate, pdraws, spec, search, client):
     return labels, "given"
 
 
+@collector_paused
 def credible_ball(
     data,
     estimate=None,

@@ -395,3 +395,35 @@ def test_tracks_over_states_or_along_chains_give_the_same_search(jumpy, monkeypa
         results.append(salso_search(draws, weights, "VI", index=index, n_runs=6, seed=2))
     np.testing.assert_allclose(results[0].run_losses, results[1].run_losses, rtol=1e-12)
     np.testing.assert_array_equal(results[0].labels, results[1].labels)
+
+
+def test_summaries_pause_the_collector_and_resume_it(monkeypatch):
+    import gc
+
+    from arviz_regen.estimates import credible_ball, point_estimate
+
+    seen = []
+
+    def probe(load):
+        def run(*args, **kwargs):
+            seen.append(gc.isenabled())
+            return load(*args, **kwargs)
+
+        return run
+
+    for module in (point_estimate, credible_ball):
+        monkeypatch.setattr(module, "load_partition", probe(module.load_partition))
+    z = np.array([[[0, 0, 1, 1], [0, 1, 1, 1], [0, 0, 1, 1]]])
+    assert gc.isenabled()
+    arviz_regen.point_estimate(z, loss="binder", random_seed=1)
+    arviz_regen.credible_ball(z, random_seed=1)
+    assert seen and not any(seen) and gc.isenabled()  # paused inside, resumed after
+    with pytest.raises(ValueError, match="method"):
+        arviz_regen.point_estimate(z, method="nope")
+    assert gc.isenabled()  # also after an error
+    gc.disable()
+    try:  # a caller's disabled collector stays disabled
+        arviz_regen.point_estimate(z, loss="binder", random_seed=1)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -149,9 +149,8 @@ def collector_paused(func):
     """Run ``func`` with Python's cyclic garbage collector paused (:func:`~arviz_regen.base.lazy_jit.gc_paused`).
 
     A first call compiles kernels, and numba's compiler leaves many objects behind: every
-    collection triggered during the rest of the call walks them (about 1.5 s of CPU on a first
-    ``point_estimate`` at 2,000 items x 4 x 10,000 draws under Python 3.12, against 0.1 s with the
-    collector paused). The summaries make few reference cycles; those are collected after the call.
+    collection triggered during the rest of the call would walk them (figures in the performance
+    page). The summaries make few reference cycles; those are collected after the call.
     """
 
     @functools.wraps(func)

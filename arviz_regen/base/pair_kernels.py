@@ -209,23 +209,10 @@ def _cheaper_by_states(index, ul, visits):
     step = max(1, STATES_BLOCK_CELLS // max(n, 1))
     together = 0.0
     for a in range(0, seen.size, step):
-        together += _block_together(ul[a : a + step] if every else ul[seen[a : a + step]])
+        together += float(_together(ul[a : a + step] if every else ul[seen[a : a + step]]).sum())
         if COST_RUN_PAIR * together > by_changes + STATES_SLACK_NS:
             return False
     return True
-
-
-def _block_together(labels):
-    """Pairs clustered together summed over the rows of ``labels`` ``(m, n)`` (an exact integer, as float).
-
-    One bincount of the labels offset by row (no joint keys: one partition per row) while their
-    range is compact, as with canonical labels.
-    """
-    m, k = labels.shape[0], int(labels.max(initial=0)) + 1
-    if m * k > 4 * labels.size + 1024:
-        return float(_together(labels).sum())
-    c = np.bincount((labels + (k * np.arange(m))[:, None]).ravel(), minlength=m * k)
-    return float((c * (c - 1) // 2).sum())
 
 
 def coclustering_sums(index, ulabels, regen, eval_draws=None):

@@ -334,8 +334,8 @@ def _together(*labels):
     One bincount over all rows (each row's joint keys offset by the key range) while that range is
     compact, as with canonical labels; else one bincount per row.
     """
-    key = np.zeros(labels[0].shape, dtype=np.int64)
-    for lab in labels:
+    key = labels[0]  # one partition per row: its labels are the keys
+    for lab in labels[1:]:
         key = key * (int(lab.max(initial=0)) + 1) + lab  # canonical labels: small, no overflow
     m, K = key.shape[0], int(key.max(initial=0)) + 1
     if m * K > 4 * key.size + 1024:

@@ -170,8 +170,8 @@ def test_chain_frequencies_route_choice(monkeypatch):
 
     # in blocks of 10 states: the states' sum stops once it passes the changes' estimate
     monkeypatch.setattr(pair_kernels, "STATES_BLOCK_CELLS", 10 * n)
-    blocks, together = [], pair_kernels._block_together
-    monkeypatch.setattr(pair_kernels, "_block_together", lambda ul: blocks.append(len(ul)) or together(ul))
+    blocks, together = [], pair_kernels._together
+    monkeypatch.setattr(pair_kernels, "_together", lambda ul: blocks.append(len(ul)) or together(ul))
     assert not _cheaper_by_states(index, ulabels, visits)
     assert sum(blocks) < (visits > 0).sum() / 2  # ~22,000 pairs per state against ~300 per change
     blocks.clear()
@@ -180,7 +180,7 @@ def test_chain_frequencies_route_choice(monkeypatch):
     # the pairs together of a block: one bincount, or one per row for sparse labels
     rows = ulabels[:25]
     want = sum(float((c * (c - 1) // 2).sum()) for c in map(np.bincount, rows))
-    assert together(rows) == want == together(rows * 10_000)
+    assert together(rows).sum() == want == together(rows * 10_000).sum()
 
 
 def test_coclustering_sums_literal():

@@ -334,7 +334,7 @@ def _together(*labels):
     One bincount over all rows (each row's joint keys offset by the key range) while that range is
     compact, as with canonical labels; else one bincount per row.
     """
-    key = labels[0]  # one partition per row: its labels are the keys
+    key = labels[0].astype(np.int64, copy=False)  # one partition: its labels are the keys (no copy of int64)
     for lab in labels[1:]:
         key = key * (int(lab.max(initial=0)) + 1) + lab  # canonical labels: small, no overflow
     m, K = key.shape[0], int(key.max(initial=0)) + 1

@@ -203,3 +203,13 @@ def test_coclustering_sums_literal():
     for e, r in enumerate(n_tours):
         np.testing.assert_array_equal(s1[e], literal_rs(x, tau, r)[0])
         assert sn[e] == N[:r].sum()
+
+
+def test_together_of_small_integer_labels_does_not_overflow():
+    """Joint keys of two uint8 label arrays exceed 255: they are built in int64."""
+    from arviz_regen.base.pair_sums import _together
+
+    rng = np.random.default_rng(1)
+    a, b = (rng.integers(0, 200, size=(20, 500)).astype(np.uint8) for _ in range(2))
+    want = [float((c * (c - 1) // 2).sum()) for c in map(np.bincount, a.astype(np.int64) * 200 + b)]
+    np.testing.assert_array_equal(_together(a, b), want)

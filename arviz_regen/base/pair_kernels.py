@@ -13,8 +13,9 @@ import numpy as np
 
 from .batch_means import LUGSAIL_R, BatchSums, batch_plan
 from .lazy_jit import lazy_njit
-from .pair_sums import COST_CHANGE, COST_RUN_PAIR, PairSums, _together, sampled_changes
+from .pair_sums import COST_RUN_PAIR, PairSums, _together, sampled_changes
 from .state import canonicalize
+from .together_counts import TOGETHER_WORK_ROWS, together_counts
 from .tours import completed_tours, regeneration_times
 
 __all__ = [
@@ -120,12 +121,12 @@ def chain_frequencies(index, ulabels):
     numpy.ndarray, shape (n_items, n_items)
         Symmetric, ones on the diagonal: what :func:`pair_frequencies` gives with the states
         weighted by their visits, counted along the chains (the pairs that change between
-        consecutive draws, :mod:`arviz_regen.base.pair_sums`): O(changes + pairs) per chain; or
+        consecutive draws, :mod:`arviz_regen.base.together_counts`): O(changes + pairs) per chain; or
         over the distinct states when that is cheaper (O(pairs together) per state), by a matrix
         product in numpy for few items and states (no kernel to compile). The counts are exact
         integers whichever way they are taken: the same frequencies.
     """
-    index = np.atleast_2d(np.asarray(index, dtype=np.int64))
+    index = np.ascontiguousarray(np.atleast_2d(index), dtype=np.int64)
     ul = kernel_labels(ulabels)
     n = ul.shape[1]
     visits = np.bincount(index.ravel(), minlength=ul.shape[0])
@@ -137,18 +138,9 @@ def chain_frequencies(index, ulabels):
     if _cheaper_by_states(index, ul, visits):
         return _state_pairs(ul, visits, index.size)
     out = np.zeros((n, n))
-    perm = np.argsort(ul[index[0, -1]], kind="stable")
-    no_slot = np.zeros((0, 3), dtype=np.int64)
-    tours = np.zeros((4, 1), dtype=np.int64)
-    # per pair: the kernel's two state columns, its buffer and the total over chains
-    for i0, i1 in row_blocks(n, max(1, PAIR_BLOCK_BYTES // 32)):
-        sums = PairSums(n, (i0, i1), perm)
-        total = np.zeros(sums.P, dtype=np.int64)
-        for c in range(index.shape[0]):
-            st, _ = sums.run(index[c], ul, no_slot, np.zeros(0), tours, 2)
-            total += st[:, 1]
-        fill_half(out, total / index.size, perm, i0, i1)
-    symmetrize_half(out, 1.0)
+    together_counts(index, ul, out, np.zeros((TOGETHER_WORK_ROWS, n + 1), dtype=np.int64))
+    symmetrize_half(out, float(index.size))
+    out /= index.size
     return out
 
 
@@ -183,9 +175,11 @@ def _dense_counts(index, ul, visits=None):
 
 
 #: estimated work (ns) by which counting the pairs over the distinct states may exceed counting
-#: them along the chains' changes, and still be chosen: its kernel compiles several times faster
+#: them along the chains' changes, and still be chosen: its kernel compiles faster
 #: (docs/performance.md, "Figures behind the code")
 STATES_SLACK_NS = 2e8
+#: ns per pair that flips at a change of state, counted along the chains (:mod:`.together_counts`)
+COST_TOGETHER_FLIP = 6.0
 #: labels per block of states whose pairs :func:`_cheaper_by_states` sums at a time (a bounded temporary)
 STATES_BLOCK_CELLS = 1 << 22
 
@@ -194,16 +188,16 @@ def _cheaper_by_states(index, ul, visits):
     """Whether :func:`chain_frequencies` counts over the distinct states (cost estimates, ns).
 
     States: :data:`~arviz_regen.base.pair_sums.COST_RUN_PAIR` per pair together in each state
-    visited; changes: :data:`~arviz_regen.base.pair_sums.COST_CHANGE` per pair that flips at a
-    change of state (:func:`~arviz_regen.base.pair_sums.sampled_changes`) and per pair settled at
-    the end of each chain. The states' pairs are summed only until they exceed the changes'
-    estimate: the same answer as the full sum (the partial sums only grow).
+    visited; changes: :data:`COST_TOGETHER_FLIP` per pair that flips at a change of state
+    (:func:`~arviz_regen.base.pair_sums.sampled_changes`) and per pair at the end of each chain.
+    The states' pairs are summed only until they exceed the changes' estimate: the same answer as
+    the full sum (the partial sums only grow).
     """
     n = ul.shape[1]
-    by_changes = COST_CHANGE * n * (n - 1) / 2 * index.shape[0]
+    by_changes = COST_TOGETHER_FLIP * n * (n - 1) / 2 * index.shape[0]
     for chain in index:
         n_changes, flips, _ = sampled_changes(chain, ul)
-        by_changes += COST_CHANGE * flips * n_changes
+        by_changes += COST_TOGETHER_FLIP * flips * n_changes
     seen = np.flatnonzero(visits)
     every = seen.size == ul.shape[0]  # all states visited: blocks are views, not copies
     step = max(1, STATES_BLOCK_CELLS // max(n, 1))

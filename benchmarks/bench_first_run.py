@@ -82,22 +82,10 @@ logging.getLogger("pymc").setLevel(logging.ERROR)
 from numba.core import event as _event
 _rec = _event.RecordingListener()
 _event.register("numba:compile", _rec)
-class _LockCPU(_event.Listener):  # CPU s while numba's compiler lock is held: compiling or loading its cache
-    depth, start, held = 0, 0.0, 0.0
-
-    def on_start(self, event):
-        self.depth += 1
-        if self.depth == 1:
-            self.start = time.process_time()
-
-    def on_end(self, event):
-        self.depth -= 1
-        if self.depth == 0:
-            self.held += time.process_time() - self.start
-
-
-_lock = _LockCPU()
-_event.register("numba:compiler_lock", _lock)
+import sys as _sys
+_sys.path.append(BENCH_DIR)
+from numba_lock import register_lock_cpu
+_lock = register_lock_cpu()  # CPU s while numba's compiler lock is held: compiling or loading its cache
 _out = {"call": None, "call_cpu": None}
 
 @contextlib.contextmanager
@@ -321,7 +309,8 @@ def _run(name, source_dir, caches, workdir, data_dir="", again=False):
     env["PYTHONWARNINGS"] = "ignore"
     out = os.path.join(workdir, "main_job_out")
     shutil.rmtree(out, ignore_errors=True)
-    code = PROBE + f"import os\nOUT = {out!r}\nDATA = {data_dir!r}\nAGAIN = {again!r}\n"
+    code = f"BENCH_DIR = {os.path.dirname(os.path.abspath(__file__))!r}\n" + PROBE
+    code += f"import os\nOUT = {out!r}\nDATA = {data_dir!r}\nAGAIN = {again!r}\n"
     code += textwrap.dedent(ENTRY_POINTS[name])
     cmd = [sys.executable, "-c", code]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -64,6 +64,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from numba_lock import register_lock_cpu
 from revisions import export_tree
 
 HERE = Path(__file__).resolve().parent
@@ -236,7 +237,7 @@ def run_case(function, data, out, warm_only=False, first_only=False):
         "az_ess": lambda: _az_ess(labels),
     }
     rec = {"package": str(Path(ar.__file__).parent), "import": import_s}
-    lock = _lock_cpu()
+    lock = register_lock_cpu()  # imports numba before the first call
     if warm_only:
         full, labels = labels, labels[:, :20, :50]
         kw = {} if logp is None else {"logp": logp[:, :20]}
@@ -258,29 +259,6 @@ def run_case(function, data, out, warm_only=False, first_only=False):
         arrays = {"labels": np.asarray(res.labels), "expected_loss": np.asarray(res.expected_loss)}
     np.savez(out, **arrays)
     print(json.dumps(rec))
-
-
-def _lock_cpu():
-    """A listener that adds up the CPU s while numba's compiler lock is held (compiling or loading from
-    its disk cache, cfuncs included): compilation proper. Imports numba, before the first call."""
-    from numba.core import event
-
-    class Lock(event.Listener):
-        depth, start, held = 0, 0.0, 0.0
-
-        def on_start(self, ev):
-            self.depth += 1
-            if self.depth == 1:
-                self.start = time.process_time()
-
-        def on_end(self, ev):
-            self.depth -= 1
-            if self.depth == 0:
-                self.held += time.process_time() - self.start
-
-    listener = Lock()
-    event.register("numba:compiler_lock", listener)
-    return listener
 
 
 def _az_ess(labels):

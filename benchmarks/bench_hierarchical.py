@@ -218,16 +218,7 @@ def refresh_parts(step, points, n_calls):
     """Seconds per call of each part of a refresh (``HyperparameterReader.read`` and the
     engine's ``refresh``)."""
     hyper = step._reader
-    vals = [[np.asarray(q[n]) for n in hyper.names] for q in points]
-
-    def split(out):  # the reader's outputs: tables, statistics unless they are numbers, hyperparameters
-        out = [np.asarray(x, dtype=float) for x in out]
-        out = out[:-1] if hyper._singletons else out
-        if hyper._stats is None:
-            return out[2], out[3:]
-        return hyper._stats, out[2:]
-
-    outs = [split(hyper._fn(*v)) for v in vals]
+    vals = [[np.asarray(q[n], dtype=d) for n, d in zip(hyper.names, hyper._dtypes)] for q in points]
 
     def per_call(fn, repeats=5):
         best = np.inf
@@ -238,24 +229,18 @@ def refresh_parts(step, points, n_calls):
             best = min(best, (time.perf_counter() - t0) / n_calls)
         return best
 
-    def fams(i):  # what read() does: validate again only when the family needs it
-        numbers = dict(zip(hyper.op.param_names, outs[i][1]))
-        if hyper._validate:
-            return hyper.op.family.with_values(**numbers)
-        return hyper.op.family.replace_params({k: v if v.ndim else float(v) for k, v in numbers.items()})
-
-    families = [fams(i) for i in range(len(points))]
-    parts = {
-        "compiled point -> tables, hyperparameters (statistics unless numbers)": per_call(
-            lambda i: hyper._fn(*vals[i])
-        ),
-        "the family at the new values": per_call(fams),
-    }
-    # the rest of HyperparameterReader.read: comparing with the last values, copies, finiteness checks
-    # (consecutive points differ, so every call reads)
+    numbers = []
+    for q in points:  # each point's family and statistics, as read() gives them
+        hyper.forget()
+        got = hyper.read(q)
+        numbers.append((got.family, np.array(got.item_stats)))
+    parts = {"compiled point -> tables, hyperparameters (statistics unless numbers)": per_call(
+        lambda i: hyper._fn(*vals[i]))}  # fmt: skip
+    # the rest of HyperparameterReader.read: comparing with the last values, the family at the new
+    # values, copies, finiteness checks (consecutive points differ, so every call reads)
     whole = per_call(lambda i: hyper.read(points[i]))
-    parts["rest of HyperparameterReader.read (compare, copy, check)"] = whole - sum(parts.values())
-    parts["family.predictive_form(stats)"] = per_call(lambda i: families[i].predictive_form(outs[i][0]))
+    parts["rest of HyperparameterReader.read (compare, family, copy, check)"] = whole - sum(parts.values())
+    parts["family.predictive_form(stats)"] = per_call(lambda i: numbers[i][0].predictive_form(numbers[i][1]))
     hyper.forget()  # forget what read saw, so the step reads again
     return parts
 

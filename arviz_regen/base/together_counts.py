@@ -29,8 +29,9 @@ __all__ = ["together_counts", "TOGETHER_WORK_ROWS"]
 TOGETHER_WORK_ROWS = 9
 
 
-# called from compiled code only: no Python or C entry points to compile
-@lazy_njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+# called from compiled code only: no Python or C entry points to compile; neither allocates (no
+# reference counting to compile)
+@lazy_njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False)
 def _group(labels, order, starts, fill):
     """Items by cluster into ``order`` (cluster k at starts[k] … starts[k + 1] − 1); returns the clusters."""
     k = np.int64(0)
@@ -50,7 +51,7 @@ def _group(labels, order, starts, fill):
     return k
 
 
-@lazy_njit(cache=True)
+@lazy_njit(cache=True, _nrt=False)
 def together_counts(index, ulabels, acc, work):
     """Add to ``acc`` the draws of the chains in which each pair is together, split between its two cells.
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import zlib
 
+import numba
 import numpy as np
 import pytest
 from gof import chi_square_gof
@@ -33,10 +34,25 @@ def recut_kernel(model, n_particles, n_clusters):
     return PartitionKernel.from_spec(partition_spec(model), mix)
 
 
+@numba.njit
+def _recut_as_the_step_calls_it(rng, m, s, w, n_clusters, n_particles):
+    """``recut_move`` with ``ancestor_sampling`` omitted, as the step kernel calls it: its compiled signature.
+
+    Called from Python without that argument, numba's dispatcher can miss the compiled
+    ``omitted(default=True)`` specialisation in its fast path and type every call's arguments again
+    in Python (``Dispatcher._compile_for_args``: it did when the particle tests had run first, tens of
+    thousands of times here); given ``True``, it would compile another specialisation. Called from
+    here, it links the one the step uses.
+    """
+    return recut_move(rng, m, s, w, n_clusters, n_particles)
+
+
 def one_recut_from_the_posterior(model, kernel, n_draws, seed, n_clusters):
     """``(from, to)`` state indices: ``from`` drawn from the exact posterior, ``to`` one re-cut later."""
     K = kernel.mix.n_particles
-    return one_move_from_the_posterior(model, kernel, n_draws, seed, lambda *a: recut_move(*a, n_clusters, K))
+    return one_move_from_the_posterior(
+        model, kernel, n_draws, seed, lambda *a: _recut_as_the_step_calls_it(*a, n_clusters, K)
+    )
 
 
 CASES = [

@@ -12,12 +12,13 @@ from .lazy_jit import lazy_njit
 __all__ = ["group", "add_pairs"]
 
 
-@lazy_njit(cache=True)
+# called from compiled code only: no Python or C entry points to compile
+@lazy_njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def group(labels_u, order, cstart, pos):
     """Sort the items by label (counting sort).
 
     Cluster l holds ``order[cstart[l]:cstart[l + 1]]`` (ascending); ``pos[i]`` is the place of item i in ``order``.
-    Labels must lie in 0 … n − 1.
+    Labels must lie in 0 … n − 1. Returns the number of labels (the largest + 1).
     """
     n = labels_u.shape[0]
     n_l = 0
@@ -36,6 +37,7 @@ def group(labels_u, order, cstart, pos):
         pos[lab] += 1
     for q in range(n):
         pos[order[q]] = q
+    return n_l
 
 
 @lazy_njit(cache=True)

@@ -17,38 +17,15 @@ its new cluster is its old cluster's match. All counts are integers below 2⁵³
 
 from __future__ import annotations
 
-import numpy as np
-
 from .lazy_jit import lazy_njit
+from .pair_counts import group
 
 __all__ = ["together_counts", "TOGETHER_WORK_ROWS"]
 
 #: rows of the integer scratch (n_items + 1 columns): 0/1 the old partition's items by cluster
-#: and its cluster starts, 2/3 the new one's, 4 fill pointers, 5/6 each old cluster's vote
+#: and its cluster starts, 2/3 the new one's, 4 scratch of the grouping, 5/6 each old cluster's vote
 #: (candidate, count), 7 each new cluster's matched old cluster, 8 moved flags
 TOGETHER_WORK_ROWS = 9
-
-
-# called from compiled code only: no Python or C entry points to compile; neither allocates (no
-# reference counting to compile)
-@lazy_njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, _nrt=False)
-def _group(labels, order, starts, fill):
-    """Items by cluster into ``order`` (cluster k at starts[k] … starts[k + 1] − 1); returns the clusters."""
-    k = np.int64(0)
-    for i in range(labels.shape[0]):
-        if labels[i] >= k:
-            k = labels[i] + 1
-    for a in range(k + 1):
-        starts[a] = 0
-    for i in range(labels.shape[0]):
-        starts[labels[i] + 1] += 1
-    for a in range(k):
-        starts[a + 1] += starts[a]
-        fill[a] = starts[a]
-    for i in range(labels.shape[0]):
-        order[fill[labels[i]]] = i
-        fill[labels[i]] += 1
-    return k
 
 
 @lazy_njit(cache=True, _nrt=False)
@@ -73,13 +50,13 @@ def together_counts(index, ulabels, acc, work):
     for c in range(index.shape[0]):
         u = index[c, 0]
         lu = ulabels[u]
-        n_u = _group(lu, ou, cu, fill)
+        n_u = group(lu, ou, cu, fill)
         for t in range(1, m):
             v = index[c, t]
             if v == u:
                 continue
             lv = ulabels[v]
-            n_v = _group(lv, ov, cv, fill)
+            n_v = group(lv, ov, cv, fill)
             for a in range(n_u):
                 votes[a] = 0
             for i in range(n):  # each old cluster's majority new cluster (Boyer-Moore vote)

@@ -243,7 +243,8 @@ def test_drawn_data_follow_the_marginal_likelihood_continuous():
     assert sps.kstest(y, t.cdf).pvalue > 1e-3
 
 
-@pytest.mark.default_backend
+# FAST_COMPILE (the families' numpy draws): the compiled draws of the default backends are
+# test_numba_random's (prior and posterior predictive, random hyperparameters) and test_prior_draws'
 def test_prior_and_posterior_predictive_and_graphs():
     with pm.Model() as model:
         a = pm.Gamma("a", 2.0, 1.0)

@@ -64,7 +64,7 @@ def test_readme_examples_run_on_this_stack():
 
 
 MAIN_JOB = "python -m pip install -e . && pymc-partition-demo --out output"
-TEST_COMMAND = 'python -m pip install -e ".[test]" && python -m pytest -q'
+TEST_COMMAND = 'python -m pip install -e ".[test]" && python -m pytest -q -n auto'
 
 
 def test_readme_set_up_commands_are_the_ones_ci_runs():

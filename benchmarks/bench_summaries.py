@@ -343,6 +343,8 @@ def main(argv=None):
     if args.case:
         run_case(args.case, args.data, args.out, args.warm_only, args.first_only)
         return 0
+    if args.repeats < 1:
+        ap.error(f"--repeats must be at least 1 (got {args.repeats})")
     if args.issue27:
         return issue27(args)
     datasets = ["real_1000"] + ([] if args.quick else ["real_10000"]) + ["iid"]
@@ -433,16 +435,16 @@ def issue27(args):
             ok = False
             continue
         new = pairs["first_pair"]
-        compile_cpu, warm_cpu = pairs["compile"][0], pairs["warm_cpu"][0]
+        compile_cpu, warm_cpu = float(np.mean(pairs["compile"])), float(np.median(pairs["warm_cpu"]))
         line = (f"{data:<14}{function:<22}| {new['first']:7.2f}{new['warm']:7.2f}"
-                f"{new['first_cpu'] - new['warm_cpu']:9.2f}{pairs['cached'][0]:9.2f}"
+                f"{new['first_cpu'] - new['warm_cpu']:9.2f}{np.mean(pairs['cached']):9.2f}"
                 f"{compile_cpu:8.2f}{warm_cpu:7.2f}"
                 f"{new['rss'] / 2**30:7.2f}{new['loss']:14.8g} | ")  # fmt: skip
         if args.repeats > 1:
             repeat_lines.append(
-                f"{data:<14}{function:<22}| {args.repeats} pairs: c-cached {_mean_se(pairs['cached'][1])}, "
-                f"compile {_mean_se(pairs['compile'][1])}, warm CPU median {warm_cpu:.2f} "
-                f"[{min(pairs['warm_cpu'][1]):.2f}-{max(pairs['warm_cpu'][1]):.2f}]"
+                f"{data:<14}{function:<22}| {args.repeats} pairs: c-cached {_mean_se(pairs['cached'])}, "
+                f"compile {_mean_se(pairs['compile'])}, warm CPU median {warm_cpu:.2f} "
+                f"[{min(pairs['warm_cpu']):.2f}-{max(pairs['warm_cpu']):.2f}]"
             )
         old = {"error": "not run"} if previous is None else measure(function, data, previous, warm_only=True)[0]
         if "error" in old:
@@ -490,9 +492,9 @@ def _mean_se(values):
 def first_call_pairs(function, data, repeats):
     """``repeats`` pairs: a cold process (empty numba cache; first and warm call), then another finding its cache.
 
-    Returns the first pair's cold record (``first_pair``) and, as (summary, per-pair values), the first call's CPU
-    cold minus cached (``cached``), the same under numba's compiler lock (``compile``; both summarised by the mean)
-    and the cold processes' warm CPU (``warm_cpu``, by the median); or ``{"error": ...}``.
+    Returns the first pair's cold record (``first_pair``) and, per pair, the first call's CPU cold minus cached
+    (``cached``), the same under numba's compiler lock (``compile``) and the cold process's warm CPU (``warm_cpu``);
+    or ``{"error": ...}``.
     """
     cached_d, compile_d, warm = [], [], []
     first_pair = None
@@ -512,12 +514,7 @@ def first_call_pairs(function, data, repeats):
         cached_d.append(new["first_cpu"] - cached["first_cpu"])
         compile_d.append(new["first_lock"] - cached["first_lock"])
         warm.append(new["warm_cpu"])
-    return {
-        "first_pair": first_pair,
-        "cached": (float(np.mean(cached_d)), cached_d),
-        "compile": (float(np.mean(compile_d)), compile_d),
-        "warm_cpu": (float(np.median(warm)), warm),
-    }
+    return {"first_pair": first_pair, "cached": cached_d, "compile": compile_d, "warm_cpu": warm}
 
 
 if __name__ == "__main__":

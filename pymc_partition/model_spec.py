@@ -479,6 +479,7 @@ class HyperparameterReader:
     def __getstate__(self):
         state = self.__dict__.copy()
         state.pop("_call", None)  # numba's dispatcher is process-local: taken again from the function
+        state.pop("_lean_entry", None)  # (and its entry point)
         state.pop("_tables_call", None)  # (and the prior's routine: taken again by name)
         state.pop("_prior_arrays", None)
         return state
@@ -486,6 +487,9 @@ class HyperparameterReader:
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._call = self._dispatcher()
+        if self.__dict__.get("_lean"):
+            self._lean_dtypes = [np.dtype(d) for d in self._dtypes]
+            self._lean_entry = False  # taken after the next call (the dispatcher compiles, or loads, on it)
         if self.__dict__.get("_prior") is not None:
             self._take_prior_routine()
 
@@ -503,6 +507,28 @@ class HyperparameterReader:
             raise _outside_domain(ParameterValueError(self._prior["message"]), self.names, values)
         self._with_h = not self._prior["h_fixed"]  # written: kept if no random parameter changes it
         return log_g, log_h, status == 2
+
+    def _take_lean_entry(self, values):
+        """Take what :meth:`_read_lean` calls: the dtypes it expects, and the compiled entry point for such ``values``.
+
+        The entry point of the dispatcher's overload for these types, when all of them are 0-d (their layout cannot
+        change) and the dispatcher takes its inputs packed in one tuple (PyTensor 3's numba functions): called
+        directly, it skips numba's typing of the arguments at every read. Else None (the dispatcher is called). The
+        dispatcher must have been called on such values.
+        """
+        self._lean_dtypes = [np.dtype(d) for d in self._dtypes]
+        self._lean_entry = None
+        overloads = getattr(self._call, "overloads", None)
+        if overloads is None or any(np.ndim(v) != 0 for v in values):
+            return
+        import numba
+
+        try:
+            packed = (numba.typeof((*values, self._consts)),)
+        except (TypeError, ValueError):  # noqa: BLE001 - a value numba does not type: the dispatcher serves
+            return
+        cres = overloads.get(packed)
+        self._lean_entry = getattr(cres, "entry_point", None)
 
     def _take_prior_routine(self):
         """Take the prior's numba routine (process-local) and the arrays it reads and writes at each read."""
@@ -622,6 +648,7 @@ class HyperparameterReader:
                 and not self._validate and self.__dict__.get("_family_state") is not None
                 and "_family_type" in self.__dict__ and "_prior" in self.__dict__):  # fmt: skip
             self._lean = True  # the next reads: the lean path
+            self._take_lean_entry(values)
         return tuple.__new__(HyperparameterNumbers, (log_g, log_h, stats, family, item_lm))
 
     def _read_lean(self, point):
@@ -630,14 +657,25 @@ class HyperparameterReader:
         For a reader whose call returns float64 arrays, with scalar hyperparameters, statistics that are numbers and a
         plain family. Anything not finite goes through :meth:`read`'s checks (and errors).
         """
-        values = [np.asarray(point[n], dtype=d) for n, d in zip(self.names, self._dtypes)]
+        values = [point[n] for n in self.names]
+        call = self._lean_entry
+        for v, d in zip(values, self._lean_dtypes):  # PyMC's values are arrays of their dtypes: nothing to convert
+            if type(v) is not np.ndarray or v.dtype is not d:
+                values = [np.asarray(point[n], dtype=d) for n, d in zip(self.names, self._lean_dtypes)]
+                call = None  # (converted: through the dispatcher, which types them)
+                break
         key = b"".join([v.tobytes() for v in values])
         if key == self._last:
             return None
         try:
-            *tables, last = self._call(*values, self._consts)
+            if call:
+                *tables, last = call((*values, self._consts))
+            else:
+                *tables, last = self._call(*values, self._consts)
         except ParameterValueError as err:
             raise _outside_domain(err, self.names, values) from err
+        if call is False:  # unpickled: the dispatcher has compiled its overload now
+            self._take_lean_entry(values)
         *values_h, lm_sum = last.tolist()
         if self._prior is not None:
             (log_g, log_h, nan), values_h = self._prior_tables(values_h, values), values_h[len(self._prior["slots"]) :]

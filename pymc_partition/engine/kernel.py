@@ -281,8 +281,7 @@ class PartitionKernel:
         if numbers.item_lm is not None:
             self._item_lm[:] = numbers.item_lm
         elif self._singles is not None:  # the compiled pass kept by the first call (per draw: no Python call more)
-            self._singles(*self._singles_args)
-            self._check_singletons()
+            self._check_singletons(self._singles(*self._singles_args))
         else:
             self._singletons()
 
@@ -293,7 +292,7 @@ class PartitionKernel:
         naming the hyperparameter at fault.
         """
         if self._singles is not None:
-            self._singles(*self._singles_args)
+            total = self._singles(*self._singles_args)
         else:
             # the form's own pass if it has one, else its init and pred through their addresses (one call per item)
             singles = getattr(self.predictive_form, "singles", None)  # (a form pickled before it existed: None)
@@ -305,14 +304,18 @@ class PartitionKernel:
 
                 args = (self._state.stats, m.ctx, m.form_addr, self._work.slot, self._item_lm)
             with quiet_compile():
-                singles(*args)
+                total = singles(*args)
             self._singles, self._singles_args = kernels.compiled_entry(singles, args), args
-        self._check_singletons()
+        self._check_singletons(total)
 
-    def _check_singletons(self):
-        """Refuse singleton log marginals that are not finite, naming the hyperparameter at fault."""
-        # their dot product with ones: finite when they all are (cheaper than .sum() at a few items)
-        if not math.isfinite(self._item_lm.dot(self._ones)):
+    def _check_singletons(self, total=None):
+        """Refuse singleton log marginals that are not finite, naming the hyperparameter at fault.
+
+        ``total``: their sum, as the compiled pass returns it (finite when they all are); None to take it here.
+        """
+        if total is None:  # their dot product with ones (cheaper than .sum() at a few items)
+            total = self._item_lm.dot(self._ones)
+        if not math.isfinite(total):
             from ..families.evaluability import check_log_marginals
 
             check_log_marginals(self.family, self.item_stats, self._item_lm, lambda i: f"item {i} alone")

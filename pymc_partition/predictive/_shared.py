@@ -51,10 +51,14 @@ def singles_from_empty(init, pred_one, ctx, c, out):
 
     The empty cluster's log marginal (``init`` of slot ``c``, its statistics zeroed) plus the item's log predictive of
     joining it: one pass of the form's arithmetic over the items. Slot ``c``'s statistics and cache are overwritten.
+    Returns their sum (finite when they all are: the caller's check, without another pass from Python).
     """
     params, stats, cache, aux = unpack(ctx)
     for v in range(stats.shape[1]):
         stats[c, v] = 0.0
     empty = init(ctx, c)
+    total = 0.0
     for i in range(out.shape[0]):
         out[i] = empty + pred_one(params, stats, cache, c, aux, i)
+        total += out[i]
+    return total

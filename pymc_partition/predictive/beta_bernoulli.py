@@ -112,7 +112,7 @@ def _init(ctx, c):
 
 @numba.njit(**_NJIT)
 def _singles(ctx, c, out):
-    singles_from_empty(_init, _pred_one, ctx, c, out)
+    return singles_from_empty(_init, _pred_one, ctx, c, out)
 
 
 def _params(family, n_vars):

@@ -94,7 +94,7 @@ def _remove(ctx, c, i):
 
 @numba.njit(**_NJIT)
 def _singles(ctx, c, out):
-    singles_from_empty(_init, _pred_one, ctx, c, out)
+    return singles_from_empty(_init, _pred_one, ctx, c, out)
 
 
 def _params(family, n_vars, r):

@@ -211,7 +211,7 @@ def normal_inverse_wishart_form(family, item_stats):
 
 @numba.njit(**_NJIT)
 def _singles(ctx, c, out):
-    singles_from_empty(_init, _pred_one, ctx, c, out)
+    return singles_from_empty(_init, _pred_one, ctx, c, out)
 
 
 def _params(family, n_vars, n_items):

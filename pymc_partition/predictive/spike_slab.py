@@ -101,14 +101,14 @@ def _init(ctx, c):
 
 @numba.njit(**_NJIT)
 def _singles(ctx, c, out):
-    singles_from_empty(_init, _pred_one, ctx, c, out)
+    return singles_from_empty(_init, _pred_one, ctx, c, out)
 
 
 #: the hyperparameters :func:`clusters_log_marginal` reads, in order (the others enter the statistics)
 DENSITY_PARAMS = ("sigma2_theta", "p")
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, cache=True, fastmath=_FAST)
 def clusters_log_marginal(h, S):
     """``sum_c lm(S[c])`` at ``sigma2_theta = h[0]`` and ``p = h[1]``; ``-inf`` outside their domain.
 
@@ -118,13 +118,20 @@ def clusters_log_marginal(h, S):
     s, p = h[0], h[1]
     if not (s > 0.0 and 0.0 < p < 1.0):
         return -np.inf
-    params = np.empty(3)
-    params[0] = s
-    params[1] = math.log(p) - math.log1p(-p)
-    params[2] = (S.shape[1] - 2) * math.log1p(-p)
+    logit_p = math.log(p) - math.log1p(-p)
+    V = S.shape[1] - 2
+    const_v = V * math.log1p(-p)
     tot = 0.0
-    for c in range(S.shape[0]):
-        tot += _lm(params, S, c, S, np.int64(0), 0.0)
+    for c in range(S.shape[0]):  # _lm's arithmetic without an item (and no parameter vector to build per call)
+        one_plus = 1.0 + s * S[c, 1]
+        hc = logit_p - 0.5 * math.log(one_plus)
+        g = 0.5 * s / one_plus
+        b = S[c, 2:]
+        lm = S[c, 0] + const_v
+        for start in range(0, V, _BLOCK):
+            stop = min(V, start + _BLOCK)
+            lm += _sum_log1p_exp(hc, g, b[start:stop], b[start:stop], 0.0)
+        tot += lm
     return tot
 
 

@@ -153,3 +153,48 @@ def test_reader_survives_pickling():
     copy.forget()
     got = copy.read(point)
     assert np.array_equal(got.log_g, want[0]) and np.array_equal(got.log_h, want[1])
+
+
+def _numbers(numbers):
+    """A read's numbers as copies (the reader overwrites its arrays at its next read)."""
+    family = {k: np.asarray(v).copy() for k, v in numbers.family.__getstate__().items()}
+    return numbers.log_g.copy(), numbers.log_h.copy(), family
+
+
+def test_lean_reads_are_the_full_reads():
+    """After its first read a reader takes the lean path (and, on PyTensor 3, the compiled function's entry
+    point): at every later point it gives the numbers a full read gives, bit for bit, for PyMC's 0-d arrays,
+    for values to convert (numpy scalars, Python floats) and after pickling (the entry taken again)."""
+    import cloudpickle
+
+    x = np.random.default_rng(0).normal(size=(8, 2))
+    with pm.Model() as model:  # scalar hyperparameters of the prior and the family: the lean path's kind
+        alpha = pm.Gamma("alpha", 2.0, 1.0)
+        family = pmp.NormalInverseGamma(mu0=pm.Normal("mu0", 0.0, 5.0), kappa0=pm.Gamma("kappa0", 2.0, 10.0),
+                                        alpha0=2.0, beta0=2.0)  # fmt: skip
+        z = pmp.Partition("z", n_items=8, prior=pmp.DirichletProcess(alpha=alpha))
+        pmp.MarginalLikelihood("y", partition=z, family=family, observed=x)
+    lean, full = HyperparameterReader(model, z), HyperparameterReader(model, z)
+    rng = np.random.default_rng(5)
+    start = model.initial_point()
+    points = [{k: np.asarray(v + rng.normal(scale=0.5)) if k in lean.names else v for k, v in start.items()}
+              for _ in range(6)]  # fmt: skip
+    points[3] = dict(points[3], alpha_log__=float(points[3]["alpha_log__"]))  # a float: converted
+    points[4] = dict(points[4], mu0=np.float64(points[4]["mu0"]))  # a numpy scalar: converted
+    lean.read(start)
+    assert lean._lean
+    entry = lean._lean_entry
+    for k, point in enumerate(points):
+        if k == 5:  # as sent to a worker process: the entry point is taken again after its first call
+            lean = cloudpickle.loads(cloudpickle.dumps(lean))
+            assert lean._lean and lean._lean_entry is False
+        got = _numbers(lean.read(point))
+        full._lean = False  # every read the full one
+        full.forget()
+        want = _numbers(full.read(point))
+        assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes(), k
+        assert got[2].keys() == want[2].keys()
+        for key in lean.op.param_names:  # the hyperparameters (the rest is the template's, as it was)
+            assert got[2][key].tobytes() == want[2][key].tobytes(), (k, key)
+        assert lean.read(point) is None  # the same values again: nothing new
+    assert (lean._lean_entry is None) == (entry is None)  # taken again after pickling, where there was one

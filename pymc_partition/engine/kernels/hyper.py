@@ -205,7 +205,7 @@ def singleton_log_marginals(stats, ctx, form_addr, slot, out):
     call empties slot 0). An item's log marginal alone is the empty cluster's (``init``) plus the item's log
     predictive of joining it (``pred``). The slot's statistics and cache are overwritten: the caller rebuilds the
     cluster state from the labels before the next move. Arrays, not the kernel's bundles: unboxing those costs more
-    than the work at a few items.
+    than the work at a few items. Returns their sum.
     """
     pred = pred_from_addresses(form_addr[0], form_addr[1])
     init = init_from_addresses(form_addr[6], form_addr[7])
@@ -216,5 +216,8 @@ def singleton_log_marginals(stats, ctx, form_addr, slot, out):
     slot_addr, out_addr = address_of(slot), address_of(out)
     for i in range(out.shape[0]):
         pred(ctx, slot_addr, 1, i, out_addr + 8 * i)
+    total = 0.0
     for i in range(out.shape[0]):
         out[i] += empty
+        total += out[i]
+    return total

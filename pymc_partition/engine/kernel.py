@@ -252,6 +252,20 @@ class PartitionKernel:
             singleton log marginal) at the new values (:mod:`pymc_partition.spec`); ``item_lm``
             None to compute them here with the predictive form (compiled, no graph).
         """
+        stats, old = numbers.item_stats, self.predictive_form
+        # a draw of a hierarchical chain: the same statistics (taken before), only the hyperparameters new
+        if (stats is self.__dict__.get("_stats_seen") and numbers.item_lm is None and self._singles is not None
+                and getattr(old, "reparam", None) is not None):  # fmt: skip
+            params = old.reparam(numbers.family)
+            if params.shape != old.params.shape:
+                raise RuntimeError("The predictive form changed shape with the hyperparameters.")
+            self._current = None
+            self._log_g[:] = numbers.log_g
+            self._log_h[:] = numbers.log_h
+            old.params[:] = params
+            self.family = numbers.family
+            self._check_singletons(self._singles(*self._singles_args))
+            return
         if not self.refreshable:
             raise NotImplementedError(
                 f"The sampler of {self.name!r} evaluates the family's graph, compiled with its "

@@ -525,7 +525,7 @@ class HyperparameterReader:
 
         try:
             packed = (numba.typeof((*values, self._consts)),)
-        except (TypeError, ValueError):  # noqa: BLE001 - a value numba does not type: the dispatcher serves
+        except (TypeError, ValueError):  # a value numba does not type: the dispatcher serves
             return
         cres = overloads.get(packed)
         self._lean_entry = getattr(cres, "entry_point", None)

@@ -194,7 +194,10 @@ def coclustering(
     # evaluation draw, the sums it returns (about five), stacked over chains (a copy) and pooled
     n_eval = 1 if positions is None else len(positions)
     per_pair = 8 * (12 + 6 * n_eval + 12 * pdraws.n_chain * n_eval)
-    max_pairs = max(1, PAIR_BLOCK_BYTES // per_pair)
+    # each block walks every state's labels: fewer, larger blocks as they grow, and a block's memory at most what
+    # the labels already hold (between half and all of PAIR_BLOCK_BYTES)
+    budget = min(PAIR_BLOCK_BYTES, max(PAIR_BLOCK_BYTES // 2, ulabels.nbytes))
+    max_pairs = max(1, budget // per_pair)
     if client is not None:  # a pair's sums do not depend on the block: blocks for every worker thread
         max_pairs = min(max_pairs, max(1, -(-n * (n - 1) // (4 * n_threads(client)))))
     blocks = row_blocks(n, max_pairs)

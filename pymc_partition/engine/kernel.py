@@ -253,32 +253,19 @@ class PartitionKernel:
             None to compute them here with the predictive form (compiled, no graph).
         """
         stats, old = numbers.item_stats, self.predictive_form
-        # a draw of a hierarchical chain: the same statistics (taken before), only the hyperparameters new
-        if (stats is self.__dict__.get("_stats_seen") and numbers.item_lm is None and self._singles is not None
-                and getattr(old, "reparam", None) is not None):  # fmt: skip
-            params = old.reparam(numbers.family)
-            if params.shape != old.params.shape:
-                raise RuntimeError("The predictive form changed shape with the hyperparameters.")
-            self._current = None
-            self._log_g[:] = numbers.log_g
-            self._log_h[:] = numbers.log_h
-            old.params[:] = params
-            self.family = numbers.family
-            self._check_singletons(self._singles(*self._singles_args))
-            return
-        if not self.refreshable:
+        # a reader whose statistics are numbers hands over the same read-only array each time: known by identity
+        # (taken before, by an engine found refreshable then)
+        seen = stats is self.__dict__.get("_stats_seen")
+        if not seen and not self.refreshable:
             raise NotImplementedError(
                 f"The sampler of {self.name!r} evaluates the family's graph, compiled with its "
                 "hyperparameters fixed: it cannot take new ones."
             )
-        old = self.predictive_form
-        # a reader whose statistics are numbers hands over the same read-only array each time
-        same_stats = numbers.item_stats is getattr(self, "_stats_seen", None) or np.array_equal(
-            numbers.item_stats, self.item_stats)  # fmt: skip
+        same_stats = seen or np.array_equal(stats, self.item_stats)
         if same_stats and getattr(old, "reparam", None) is not None:  # (pickled before it existed)
             params, aux = old.reparam(numbers.family), None  # only what the hyperparameters change
         else:
-            form = numbers.family.predictive_form(numbers.item_stats)
+            form = numbers.family.predictive_form(stats)
             params, aux = (None, None) if form is None else (form.params, form.aux)
         if params is None or params.shape != old.params.shape or (aux is not None and aux.shape != old.aux.shape):
             raise RuntimeError("The predictive form changed shape with the hyperparameters.")
@@ -286,8 +273,9 @@ class PartitionKernel:
         self._log_g[:] = numbers.log_g
         self._log_h[:] = numbers.log_h
         if not same_stats:
-            self.item_stats[:] = numbers.item_stats
-        self._stats_seen = numbers.item_stats if not numbers.item_stats.flags.writeable else None
+            self.item_stats[:] = stats
+        if not seen:
+            self._stats_seen = stats if not stats.flags.writeable else None
         old.params[:] = params
         if aux is not None:
             old.aux[:] = aux
